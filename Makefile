@@ -1,0 +1,60 @@
+# numapin: `make` builds build/libnumapin.so and build/numapin.
+# `make test` runs every test (unit, JVM on each JDK, QEMU multi-node).
+# build.sh installs the Debian packages this needs, then calls make.
+
+JAVA_HOME ?= $(shell dirname $$(dirname $$(readlink -f $$(command -v javac) 2>/dev/null)) 2>/dev/null)
+ifeq ($(wildcard $(JAVA_HOME)/include/jvmti.h),)
+$(error JAVA_HOME ($(JAVA_HOME)) has no include/jvmti.h: install a JDK (./build.sh does) or set JAVA_HOME)
+endif
+
+JDK17 ?= /usr/lib/jvm/java-17-openjdk-amd64
+JDK25 ?= /usr/lib/jvm/temurin-25-jdk-amd64
+TEST_JDKS := $(foreach j,$(JDK17) $(JDK25),$(if $(wildcard $(j)/bin/java),--jdk $(j)))
+
+CC      ?= cc
+B       := build
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 \
+           -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2 -Inative
+LDLIBS  := -lhwloc -lnuma -lpthread
+
+CORE_SRC := $(filter-out native/numapin_cli.c,$(wildcard native/*.c))
+CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
+TEST_SRC := $(wildcard native/tests/*.c)
+
+.PHONY: all test test-unit test-java test-numa demo clean
+all: $(B)/libnumapin.so $(B)/numapin
+
+$(B)/%.o: %.c $(wildcard native/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/agent/agent.o: CFLAGS += -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
+
+$(B)/libnumapin.so: $(B)/agent/agent.o $(CORE_OBJ)
+	$(CC) -shared -Wl,--version-script=agent/exports.map -Wl,-z,defs -o $@ $^ $(LDLIBS)
+
+$(B)/numapin: $(B)/native/numapin_cli.o $(CORE_OBJ)
+	$(CC) -o $@ $^ $(LDLIBS)
+
+$(B)/test_native: $(TEST_SRC) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $(TEST_SRC) $(CORE_OBJ) $(LDLIBS) $(shell pkg-config --libs check)
+
+test: test-unit test-java test-numa
+
+test-unit: $(B)/test_native $(B)/numapin $(B)/libnumapin.so
+	NUMAPIN_TOPOLOGIES=$(abspath ../shared/topologies) NUMAPIN_CLI=$(abspath $(B)/numapin) \
+	    $(B)/test_native
+	bash native/tests/check_exports.sh $(B)/libnumapin.so
+
+test-java: all
+	bash java-tests/run.sh --agent $(abspath $(B)/libnumapin.so) $(TEST_JDKS)
+
+test-numa: all
+	bash java-tests/qemu/run.sh
+
+demo: all
+	bash java-tests/demo.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17)
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,108 @@
+package numapin.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import numapin.tests.ChildResult.Placed;
+import numapin.tests.ChildResult.ProbeLine;
+
+/**
+ * Memory policy. On the fake 2-node machine node 1 exists only in hwloc's
+ * mind: this kernel has node 0 alone, so a policy on node 1 fails (EINVAL).
+ */
+@ExtendWith(RunLogs.class)
+class MemoryPolicyTest {
+    static final String DEFAULT_THREADS = PlacementTest.DEFAULT_THREADS;
+
+    @BeforeAll
+    static void machine() {
+        Machine.requireCpus0And1();
+        assumeTrue(!Machine.nodesWithCpus().contains(1), "node 1 must not exist in this kernel");
+    }
+
+    private static boolean aboutMemory(String line) {
+        String l = line.toLowerCase(Locale.ROOT);
+        return l.contains("mem") || l.contains("policy") || l.contains("mbind");
+    }
+
+    @Test
+    void memoryFailureWarnsOnceAndCpuPinningHolds() {
+        ChildResult r = ChildJvm.probe("default:4", "default:2").fakeTwoNodes().options("group=1,mem=bind").run()
+                .assertExit(0);
+        List<ProbeLine> workers = r.probes("default");
+        assertEquals(6, workers.size(), r.describe());
+        r.assertCpus("1", workers, "worker whose memory policy failed");
+        r.assertCpus(Machine.allowedCpus(), r.probes("main"), "main thread");
+
+        List<String> warnings = r.levelLines("warning");
+        assertEquals(1, warnings.size(), "warnings for 6 workers failing the same way: one\n" + r.describe());
+        assertTrue(aboutMemory(warnings.get(0)), "the warning is not about memory policy: " + warnings.get(0));
+        assertEquals(List.of(), r.levelLines("error"), r.describe());
+
+        r.assertPlacementLinesMatchProbe(r.logLines(), DEFAULT_THREADS, "placed", true);
+        ChildResult.Summary s = r.summary();
+        assertEquals(6, s.placed(), "CPU placement succeeded for all 6 workers\n" + r.describe());
+        assertEquals(6, s.memFailed(), "memory policy failed for all 6 workers\n" + r.describe());
+    }
+
+    @Test
+    void repeatedMemoryFailuresGoToDebug() {
+        ChildResult r = ChildJvm.probe("default:4").fakeTwoNodes().options("group=1,mem=bind,log=debug").run()
+                .assertExit(0);
+        assertEquals(1, r.levelLines("warning").size(), r.describe());
+        List<String> debugMem = r.levelLines("debug").stream().filter(MemoryPolicyTest::aboutMemory)
+                .filter(l -> !l.contains("] skipped \"")).collect(Collectors.toList());
+        assertTrue(debugMem.size() >= 3, "the 3 later memory failures of 4 workers are not at debug level\n"
+                + r.describe());
+        r.assertCpus("1", r.probes("default"), "worker whose memory policy failed");
+    }
+
+    @Test
+    void strictStopsTheJvmWhenThePlanCannotApply() {
+        ChildResult r = ChildJvm.probe("default:2").fakeTwoNodes().options("strict,group=1,mem=bind").run();
+        assertTrue(r.exitCode != 0 && r.exitCode < 128, "strict with a failing memory policy: the JVM must not"
+                + " start (and must not crash)\n" + r.describe());
+        assertEquals(List.of(), r.probes(), "the program ran\n" + r.describe());
+        List<String> errors = r.levelLines("error");
+        assertEquals(1, errors.size(), "error lines\n" + r.describe());
+        assertTrue(ChildResult.LOG_LINE.matcher(errors.get(0)).matches(), errors.get(0));
+        assertEquals(List.of(), r.hsErrFiles(), "hs_err files: the JVM crashed\n" + r.describe());
+    }
+
+    @Test
+    void strictRunsWhenThePlanApplies() {
+        ChildResult r = ChildJvm.probe("default:2").fakeTwoNodes().options("strict,group=0,mem=bind").run()
+                .assertExit(0);
+        r.assertCpus("0", r.probes("default"), "default-pool worker under strict");
+        for (Placed p : r.assertPlacementLinesMatchProbe(r.logLines(), DEFAULT_THREADS, "placed", true).values()) {
+            assertEquals("bind:0", p.mem(), p.line());
+        }
+        assertEquals(List.of(), r.levelLines("warning"), r.describe());
+    }
+
+    /** On the real machine (node 0) every policy applies; the log names it. */
+    @ParameterizedTest(name = "mem={0}")
+    @CsvSource({"preferred,preferred:0", "bind,bind:0", "interleave,interleave:0", "local,local", "none,none"})
+    void everyPolicyAppliesOnARealNode(String mem, String logged) {
+        ChildResult r = ChildJvm.probe("default:2").options("mem=" + mem).run().assertExit(0);
+        Map<String, Placed> placed = r.assertPlacementLinesMatchProbe(r.logLines(), DEFAULT_THREADS, "placed", true);
+        List<String> mems = new ArrayList<>();
+        placed.values().forEach(p -> mems.add(p.mem()));
+        assertEquals(List.of(logged, logged), mems, r.describe());
+        assertEquals(List.of(), r.levelLines("warning"), r.describe());
+        assertEquals(0, r.summary().memFailed(), r.describe());
+    }
+}

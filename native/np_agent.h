@@ -1,0 +1,59 @@
+/* np_agent: the agent's behaviour, independent of the JVM.
+ *
+ * agent/ turns JVMTI events into these calls; everything else (options,
+ * topology, plan, binding, logging, the placement record) happens here, so
+ * the whole path is testable without a JVM.
+ *
+ * Threading: np_agent_create runs once, before any callback.  After it the
+ * options, topology, plan and slots are read-only; the placement record is
+ * locked; thread_start and thread_end may run concurrently on any threads.
+ */
+#ifndef NP_AGENT_H
+#define NP_AGENT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "np_bind.h"
+#include "np_options.h"
+#include "np_plan.h"
+#include "np_record.h"
+#include "np_topo.h"
+
+enum np_status {
+    NP_OK = 0,
+    NP_ERR_OPTIONS = 1,   /* bad option string: the JVM must not start */
+    NP_ERR_RUNTIME = 2,   /* start-up failure under `strict` */
+};
+
+struct np_agent {
+    struct np_options opt;
+    bool active;                      /* false: help, or disabled by a failure */
+    struct np_topo topo;
+    struct np_plan plan;
+    const struct np_group_plan *mine; /* this JVM's group */
+    hwloc_bitmap_t *slots;            /* placement slots, per opt.cpus */
+    int nslots;
+    char node_list[256];              /* this group's nodes, cpulist syntax */
+    struct np_record record;
+    np_once warned_cpu, warned_mem, warned_verify, warned_oom;
+};
+
+/* Parses the options, loads the topology, plans, and logs the start-up
+ * lines.  Returns NP_OK with *out set (possibly inactive), or an error
+ * after writing one error line; on NP_ERR_* *out is NULL. */
+enum np_status np_agent_create(const char *options, struct np_agent **out);
+
+/* A thread started; called on that thread. */
+void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid);
+
+/* The calling thread, which np_agent_thread_start saw, is ending. */
+void np_agent_thread_end(struct np_agent *a);
+
+/* Logs the summary line. */
+void np_agent_summary(struct np_agent *a);
+
+/* Releases everything; no callback may run during or after it. */
+void np_agent_destroy(struct np_agent *a);
+
+#endif

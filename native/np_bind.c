@@ -1,0 +1,261 @@
+#define _GNU_SOURCE
+#include "np_bind.h"
+
+#include <errno.h>
+#include <numa.h>
+#include <numaif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Mode flags (MPOL_F_STATIC_NODES and friends) live in the high bits. */
+#define MODE_MASK 0xff
+
+static int numa_ok = -1;      /* numa_available() result, set once */
+static int preferred_many;    /* kernel has MPOL_PREFERRED_MANY */
+static unsigned long nbits;   /* bits in a kernel node mask */
+
+int np_bind_init(void)
+{
+    if (numa_ok < 0) {
+        numa_ok = numa_available() == 0;
+        if (numa_ok) {
+            nbits = (unsigned long)numa_max_possible_node() + 1;
+            /* The probe briefly changes this thread's policy, then puts it
+             * back: done once, at load time, never in a callback. */
+            preferred_many = numa_has_preferred_many() > 0;
+        }
+    }
+    if (!numa_ok) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return 0;
+}
+
+/* A kernel node mask, allocated here rather than by libnuma, whose
+ * allocators exit the process when memory runs out. */
+struct mask {
+    unsigned long *bits;
+    unsigned long nbits;
+};
+
+#define WORD_BITS (8 * sizeof(unsigned long))
+
+static int mask_alloc(struct mask *m)
+{
+    m->nbits = nbits;
+    m->bits = calloc((nbits + WORD_BITS - 1) / WORD_BITS + 1, sizeof *m->bits);
+    return m->bits != NULL ? 0 : -1;
+}
+
+static int mask_from(struct mask *m, hwloc_const_bitmap_t nodes)
+{
+    int i = -1;
+    while ((i = hwloc_bitmap_next(nodes, i)) >= 0) {
+        if ((unsigned long)i >= m->nbits) {
+            errno = EINVAL; /* a node this kernel cannot even name */
+            return -1;
+        }
+        m->bits[i / WORD_BITS] |= 1UL << (i % WORD_BITS);
+    }
+    return 0;
+}
+
+static void mask_to(const struct mask *m, hwloc_bitmap_t nodes)
+{
+    hwloc_bitmap_zero(nodes);
+    for (unsigned long i = 0; i < m->nbits; i++)
+        if (m->bits[i / WORD_BITS] & (1UL << (i % WORD_BITS)))
+            hwloc_bitmap_set(nodes, (unsigned)i);
+}
+
+/* The kernel policy (mode and nodes) that a target asks for. */
+static void request(const struct np_target *t, int *mode, hwloc_bitmap_t nodes)
+{
+    hwloc_bitmap_copy(nodes, t->nodes);
+    switch (t->mem) {
+    case NP_MEM_PREFERRED:
+        if (hwloc_bitmap_weight(t->nodes) > 1 && preferred_many) {
+            *mode = MPOL_PREFERRED_MANY;
+        } else {
+            /* MPOL_PREFERRED names one node: the group's first. */
+            *mode = MPOL_PREFERRED;
+            hwloc_bitmap_only(nodes, (unsigned)hwloc_bitmap_first(t->nodes));
+        }
+        break;
+    case NP_MEM_BIND: *mode = MPOL_BIND; break;
+    case NP_MEM_INTERLEAVE: *mode = MPOL_INTERLEAVE; break;
+    case NP_MEM_LOCAL: *mode = MPOL_LOCAL; hwloc_bitmap_zero(nodes); break;
+    case NP_MEM_NONE: *mode = -1; break;
+    }
+}
+
+static int set_policy(int mode, hwloc_const_bitmap_t nodes)
+{
+    if (np_bind_init() != 0)
+        return -1;
+    struct mask m;
+    if (mask_alloc(&m) != 0)
+        return -1;
+    int rc = mask_from(&m, nodes);
+    if (rc == 0)
+        rc = (int)set_mempolicy(mode, hwloc_bitmap_iszero(nodes) ? NULL : m.bits,
+                                hwloc_bitmap_iszero(nodes) ? 0 : m.nbits + 1);
+    int e = errno;
+    free(m.bits);
+    errno = e;
+    return rc;
+}
+
+int np_actual_init(struct np_actual *a)
+{
+    a->mem_mode = -1;
+    a->cpus = hwloc_bitmap_alloc();
+    a->mem_nodes = hwloc_bitmap_alloc();
+    if (a->cpus == NULL || a->mem_nodes == NULL) {
+        np_actual_destroy(a);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+void np_actual_destroy(struct np_actual *a)
+{
+    hwloc_bitmap_free(a->cpus);
+    hwloc_bitmap_free(a->mem_nodes);
+    a->cpus = a->mem_nodes = NULL;
+}
+
+static int read_policy(struct np_actual *a)
+{
+    a->mem_mode = -1;
+    hwloc_bitmap_zero(a->mem_nodes);
+    if (np_bind_init() != 0)
+        return -1;
+    struct mask m;
+    if (mask_alloc(&m) != 0)
+        return -1;
+    int mode;
+    int rc = (int)get_mempolicy(&mode, m.bits, m.nbits + 1, NULL, 0);
+    if (rc == 0) {
+        a->mem_mode = mode & MODE_MASK;
+        mask_to(&m, a->mem_nodes);
+    }
+    int e = errno;
+    free(m.bits);
+    errno = e;
+    return rc;
+}
+
+int np_read_self(hwloc_topology_t topo, struct np_actual *a)
+{
+    int rc = hwloc_get_cpubind(topo, a->cpus, HWLOC_CPUBIND_THREAD);
+    int e = errno;
+    if (read_policy(a) != 0)
+        return -1;
+    errno = e;
+    return rc;
+}
+
+static bool policy_matches(const struct np_target *t, const struct np_actual *a)
+{
+    int mode;
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+    if (nodes == NULL)
+        return false;
+    request(t, &mode, nodes);
+    bool ok;
+    if (mode == MPOL_LOCAL)
+        /* Kernels before 5.x report local allocation as an empty
+         * preferred policy. */
+        ok = a->mem_mode == MPOL_LOCAL ||
+             (a->mem_mode == MPOL_PREFERRED && hwloc_bitmap_iszero(a->mem_nodes));
+    else
+        ok = a->mem_mode == mode && hwloc_bitmap_isequal(a->mem_nodes, nodes);
+    hwloc_bitmap_free(nodes);
+    return ok;
+}
+
+int np_bind_self(hwloc_topology_t topo, const struct np_target *t,
+                 struct np_bind_result *r, struct np_actual *actual)
+{
+    memset(r, 0, sizeof *r);
+    if (hwloc_set_cpubind(topo, t->cpus, HWLOC_CPUBIND_THREAD) != 0)
+        r->cpu_errno = errno ? errno : EINVAL;
+    /* A thread whose CPUs cannot be set is left exactly as it was. */
+    if (t->mem != NP_MEM_NONE && r->cpu_errno == 0) {
+        int mode;
+        hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+        if (nodes == NULL) {
+            r->mem_errno = ENOMEM;
+        } else {
+            request(t, &mode, nodes);
+            if (set_policy(mode, nodes) != 0)
+                r->mem_errno = errno ? errno : EINVAL;
+            hwloc_bitmap_free(nodes);
+        }
+    }
+    int rc = hwloc_get_cpubind(topo, actual->cpus, HWLOC_CPUBIND_THREAD);
+    r->cpu_ok = r->cpu_errno == 0 && rc == 0 && hwloc_bitmap_isequal(actual->cpus, t->cpus);
+    rc = read_policy(actual);
+    r->mem_ok = t->mem == NP_MEM_NONE || (r->cpu_errno == 0 && r->mem_errno == 0 && rc == 0 && policy_matches(t, actual));
+    return r->cpu_ok && r->mem_ok ? 0 : -1;
+}
+
+int np_restore_self(hwloc_topology_t topo, const struct np_actual *a)
+{
+    int rc = hwloc_set_cpubind(topo, a->cpus, HWLOC_CPUBIND_THREAD);
+    int e = errno;
+    if (a->mem_mode >= 0 && set_policy(a->mem_mode, a->mem_nodes) != 0)
+        return -1;
+    errno = e;
+    return rc;
+}
+
+static void policy_str(char *buf, size_t len, int mode, hwloc_const_bitmap_t nodes)
+{
+    char list[256];
+    if (hwloc_bitmap_iszero(nodes))
+        list[0] = '\0';
+    else
+        hwloc_bitmap_list_snprintf(list, sizeof list, nodes);
+    switch (mode) {
+    case MPOL_DEFAULT: snprintf(buf, len, "default"); break;
+    case MPOL_PREFERRED:
+        if (list[0] == '\0')
+            snprintf(buf, len, "local");
+        else
+            snprintf(buf, len, "preferred:%s", list);
+        break;
+    case MPOL_PREFERRED_MANY: snprintf(buf, len, "preferred:%s", list); break;
+    case MPOL_BIND: snprintf(buf, len, "bind:%s", list); break;
+    case MPOL_INTERLEAVE: snprintf(buf, len, "interleave:%s", list); break;
+    case MPOL_LOCAL: snprintf(buf, len, "local"); break;
+    case -1: snprintf(buf, len, "unknown"); break;
+    default: snprintf(buf, len, "mode%d:%s", mode, list); break;
+    }
+}
+
+void np_mem_target_str(char *buf, size_t len, const struct np_target *t)
+{
+    if (t->mem == NP_MEM_NONE) {
+        snprintf(buf, len, "none");
+        return;
+    }
+    int mode;
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+    if (nodes == NULL) {
+        snprintf(buf, len, "%s", np_mem_mode_name(t->mem));
+        return;
+    }
+    request(t, &mode, nodes);
+    policy_str(buf, len, mode, nodes);
+    hwloc_bitmap_free(nodes);
+}
+
+void np_mem_actual_str(char *buf, size_t len, const struct np_actual *a)
+{
+    policy_str(buf, len, a->mem_mode, a->mem_nodes);
+}

@@ -1,0 +1,59 @@
+/* np_log: numapin's log, in the JVM's unified-logging line format.
+ *
+ *   [0.123s][info][numapin] placed "ForkJoinPool-1-worker-3" tid=4369 ...
+ *
+ * Uptime is measured from np_log_init().  Each line is formatted into one
+ * buffer and written with a single write(2), so lines from concurrent
+ * ThreadStart callbacks never interleave.  Safe to call from any thread. */
+#ifndef NP_LOG_H
+#define NP_LOG_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+enum np_level {
+    NP_LOG_OFF = 0,
+    NP_LOG_ERROR,
+    NP_LOG_WARNING,
+    NP_LOG_INFO,
+    NP_LOG_DEBUG,
+    NP_LOG_TRACE,
+};
+
+/* Starts the uptime clock.  Logging before np_log_open() goes to stdout at
+ * info level. */
+void np_log_init(void);
+
+/* Sets the level and destination: path NULL for stdout, else the file is
+ * opened for appending, created 0600, never through a symlink.
+ * Returns 0, or -1 with errno set (the previous destination is kept). */
+int np_log_open(enum np_level level, const char *path);
+
+/* Closes a log file opened by np_log_open; later lines go to stdout. */
+void np_log_close(void);
+
+bool np_log_enabled(enum np_level level);
+
+void np_log(enum np_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Writes one line in the log format to stderr, whatever the level and
+ * destination, and to the log file too when there is one.  For errors that
+ * stop the JVM: the user must see them on the terminal. */
+void np_log_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A "warn once" latch: the first caller gets `level`, every later caller
+ * NP_LOG_DEBUG, so a runtime failure hit by every thread is one warning. */
+typedef atomic_bool np_once;
+enum np_level np_once_level(np_once *once, enum np_level level);
+
+/* Name of a level ("info"), or NULL when out of range. */
+const char *np_level_name(enum np_level level);
+
+/* Appends `s` to buf as a double-quoted string: quotes and backslashes are
+ * escaped, control and non-ASCII bytes written as \xNN.  Returns the number
+ * of bytes written (buf is always NUL-terminated when len > 0). */
+size_t np_quote(char *buf, size_t len, const char *s);
+
+#endif

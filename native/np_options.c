@@ -1,0 +1,291 @@
+#define _GNU_SOURCE
+#include "np_options.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const cpus_names[] = {"node", "core", "pu"};
+static const char *const mem_names[] = {"preferred", "bind", "interleave", "local", "none"};
+
+const char *np_cpus_mode_name(enum np_cpus_mode m) { return cpus_names[m]; }
+const char *np_mem_mode_name(enum np_mem_mode m) { return mem_names[m]; }
+
+#define VALID_KEYS "group, groups, threads, cpus, mem, log, dryrun, strict, help"
+
+const char *np_options_help(void)
+{
+    return
+"numapin: pins JVM threads to the CPUs and memory of this JVM's NUMA group\n"
+"usage: -agentpath:/path/libnumapin.so[=key=value,key=value,...]\n"
+"  group=N          this JVM's group index, 0-based (default 0)\n"
+"  groups=N         JVM groups sharing the host (default: NUMA nodes with CPUs)\n"
+"  threads=GLOB|..  thread names to place, shell globs separated by |\n"
+"                   (default " NP_DEFAULT_THREADS ")\n"
+"  cpus=node|core|pu  a placed thread gets all CPUs of the group (node, default),\n"
+"                   or the one core or hardware thread holding fewest placed threads\n"
+"  mem=preferred|bind|interleave|local|none  memory policy of placed threads\n"
+"                   on the group's node(s) (default preferred)\n"
+"  log=LEVEL[:FILE] off, error, warning, info (default), debug, trace;\n"
+"                   to stdout, or appended to FILE\n"
+"  dryrun           plan and log, bind nothing\n"
+"  strict           a failure to apply the plan at start-up stops the JVM\n"
+"  help             print this reference; the agent then does nothing\n"
+"See docs/options.md.\n";
+}
+
+static int lookup(const char *v, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+static void join_names(char *buf, size_t len, const char *const *names, size_t n)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", names[i]);
+}
+
+/* Strict decimal in [min, max]: no sign, no spaces, no trailing junk. */
+static int parse_int(const char *v, long min, long max, int *out)
+{
+    if (*v < '0' || *v > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (errno != 0 || *end != '\0' || n < min || n > max)
+        return -1;
+    *out = (int)n;
+    return 0;
+}
+
+static int parse_flag(const char *v, bool *out)
+{
+    if (v == NULL || strcmp(v, "true") == 0) {
+        *out = true;
+        return 0;
+    }
+    if (strcmp(v, "false") == 0) {
+        *out = false;
+        return 0;
+    }
+    return -1;
+}
+
+static int parse_log(const char *v, struct np_options *o)
+{
+    const char *colon = strchr(v, ':');
+    size_t n = colon ? (size_t)(colon - v) : strlen(v);
+    for (int l = NP_LOG_OFF; l <= NP_LOG_TRACE; l++) {
+        const char *name = np_level_name(l);
+        if (strlen(name) == n && strncmp(v, name, n) == 0) {
+            if (colon != NULL && colon[1] == '\0')
+                return -1;
+            free(o->log_file);
+            o->log_file = colon ? strdup(colon + 1) : NULL;
+            o->log_level = l;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int parse_threads(const char *v, struct np_options *o)
+{
+    size_t len = strlen(v);
+    if (len == 0 || v[0] == '|' || v[len - 1] == '|' || strstr(v, "||") != NULL)
+        return -1;
+    int n = 1;
+    for (const char *p = v; *p; p++)
+        n += *p == '|';
+    char *copy = strdup(v);
+    char **pats = calloc((size_t)n + 1, sizeof *pats);
+    char *threads = strdup(v);
+    if (copy == NULL || pats == NULL || threads == NULL) {
+        free(copy);
+        free(pats);
+        free(threads);
+        return -1;
+    }
+    /* pats[i] point into one buffer owned by pats[0]. */
+    int i = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(copy, "|", &save); t; t = strtok_r(NULL, "|", &save))
+        pats[i++] = t;
+    if (o->patterns != NULL)
+        free(o->patterns[0]);
+    free(o->patterns);
+    free(o->threads);
+    o->patterns = pats;
+    o->npatterns = n;
+    o->threads = threads;
+    return 0;
+}
+
+enum key { K_GROUP, K_GROUPS, K_THREADS, K_CPUS, K_MEM, K_LOG, K_DRYRUN, K_STRICT, K_HELP, K_COUNT };
+static const char *const key_names[K_COUNT] = {
+    "group", "groups", "threads", "cpus", "mem", "log", "dryrun", "strict", "help",
+};
+
+/* Parses one key[=value]; returns -1 with err written on failure. */
+static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size_t errlen)
+{
+    char *v = strchr(kv, '=');
+    if (v != NULL)
+        *v++ = '\0';
+    int k = lookup(kv, key_names, K_COUNT);
+    if (k < 0) {
+        if (*kv == '\0')
+            snprintf(err, errlen, "empty option in the option string: valid options are %s",
+                     VALID_KEYS);
+        else
+            snprintf(err, errlen, "unknown option '%s': valid options are %s", kv, VALID_KEYS);
+        return -1;
+    }
+    if (seen[k]) {
+        snprintf(err, errlen, "option '%s' is given more than once", kv);
+        return -1;
+    }
+    seen[k] = true;
+    bool is_flag = k == K_DRYRUN || k == K_STRICT || k == K_HELP;
+    if (!is_flag && (v == NULL || *v == '\0')) {
+        snprintf(err, errlen, "option '%s' needs a value", kv);
+        goto valid_values;
+    }
+    char names[128];
+    int x;
+    switch ((enum key)k) {
+    case K_GROUP:
+        if (parse_int(v, 0, NP_MAX_GROUPS - 1, &o->group) == 0)
+            return 0;
+        break;
+    case K_GROUPS:
+        if (parse_int(v, 1, NP_MAX_GROUPS, &o->groups) == 0)
+            return 0;
+        break;
+    case K_THREADS:
+        if (parse_threads(v, o) == 0)
+            return 0;
+        break;
+    case K_CPUS:
+        if ((x = lookup(v, cpus_names, 3)) >= 0) {
+            o->cpus = (enum np_cpus_mode)x;
+            return 0;
+        }
+        break;
+    case K_MEM:
+        if ((x = lookup(v, mem_names, 5)) >= 0) {
+            o->mem = (enum np_mem_mode)x;
+            return 0;
+        }
+        break;
+    case K_LOG:
+        if (parse_log(v, o) == 0)
+            return 0;
+        break;
+    case K_DRYRUN:
+        if (parse_flag(v, &o->dryrun) == 0)
+            return 0;
+        break;
+    case K_STRICT:
+        if (parse_flag(v, &o->strict) == 0)
+            return 0;
+        break;
+    case K_HELP:
+        if (parse_flag(v, &o->help) == 0)
+            return 0;
+        break;
+    case K_COUNT:
+        break;
+    }
+    snprintf(err, errlen, "invalid value '%.64s%s' for option '%s'", v,
+             strlen(v) > 64 ? "..." : "", kv);
+valid_values:;
+    size_t used = strlen(err);
+    const char *valid = NULL;
+    switch ((enum key)k) {
+    case K_GROUP: valid = "a group index from 0 to 4095, below groups"; break;
+    case K_GROUPS: valid = "a group count from 1 to 4096"; break;
+    case K_THREADS: valid = "shell globs separated by '|', none empty, e.g. 'Tier1-*|Tier2-*'"; break;
+    case K_CPUS: join_names(names, sizeof names, cpus_names, 3); valid = names; break;
+    case K_MEM: join_names(names, sizeof names, mem_names, 5); valid = names; break;
+    case K_LOG: valid = "LEVEL or LEVEL:FILE with LEVEL one of off, error, warning, info, debug, trace"; break;
+    default: valid = "no value, true or false"; break;
+    }
+    snprintf(err + used, errlen - used, ": valid values are %s", valid);
+    return -1;
+}
+
+int np_options_parse(const char *s, struct np_options *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->log_level = NP_LOG_INFO;
+    o->cpus = NP_CPUS_NODE;
+    o->mem = NP_MEM_PREFERRED;
+    err[0] = '\0';
+    if (parse_threads(NP_DEFAULT_THREADS, o) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (s == NULL || *s == '\0')
+        return 0;
+    if (strlen(s) > NP_MAX_OPTIONS_LEN) {
+        snprintf(err, errlen, "the option string is %zu bytes long: at most %d are accepted",
+                 strlen(s), NP_MAX_OPTIONS_LEN);
+        return -1;
+    }
+    char *copy = strdup(s);
+    if (copy == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    /* Read the whole string even after an error, so that a valid log= is
+     * still applied and the error reaches the log the user chose; report
+     * the first error. */
+    bool seen[K_COUNT] = {false};
+    int rc = 0;
+    char tmp[512];
+    char *p = copy;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (parse_one(p, o, seen, rc ? tmp : err, rc ? sizeof tmp : errlen) != 0)
+            rc = -1;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    free(copy);
+    if (rc == 0 && o->groups > 0 && o->group >= o->groups) {
+        snprintf(err, errlen, "option 'group=%d' is out of range for groups=%d: valid values are 0 to %d",
+                 o->group, o->groups, o->groups - 1);
+        rc = -1;
+    }
+    return rc;
+}
+
+void np_options_free(struct np_options *o)
+{
+    if (o->patterns != NULL)
+        free(o->patterns[0]);
+    free(o->patterns);
+    free(o->threads);
+    free(o->log_file);
+    memset(o, 0, sizeof *o);
+}
+
+bool np_options_match(const struct np_options *o, const char *name)
+{
+    for (int i = 0; i < o->npatterns; i++)
+        if (fnmatch(o->patterns[i], name, 0) == 0)
+            return true;
+    return false;
+}

@@ -1,0 +1,73 @@
+/* np_record: the placement record, one entry per thread numapin saw.
+ *
+ * The single source that the log lines, the summary and reports read.
+ * Entries live in fixed-size chunks, so a pointer to one stays valid while
+ * others are added; all fields are read and written under the record's
+ * lock.  It also counts live placed threads per slot (a core or hardware
+ * thread under cpus=core|pu) to pick the least-loaded one. */
+#ifndef NP_RECORD_H
+#define NP_RECORD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+enum np_outcome {
+    NP_SKIPPED,       /* name matched no pattern */
+    NP_PLACED,        /* CPUs bound and verified (memory may have failed) */
+    NP_WOULD_PLACE,   /* dry run */
+    NP_FAILED,        /* CPU binding failed or did not verify */
+};
+
+struct np_entry {
+    char *name;
+    pid_t tid;
+    enum np_outcome outcome;
+    int slot;          /* index into the group's slots; -1 when none */
+    bool live;         /* between ThreadStart and ThreadEnd */
+    int cpu_errno;
+    int mem_errno;
+    bool mem_ok;       /* memory policy read back as requested (or none) */
+};
+
+struct np_counts {
+    int placed, would_place, skipped, failed, mem_failed, live;
+};
+
+#define NP_RECORD_CHUNK 1024
+
+struct np_record {
+    pthread_mutex_t lock;
+    struct np_entry **chunks;
+    int nchunks;
+    int n;
+    int nslots;
+    int *slot_live;     /* live placed threads per slot */
+    int *slot_used;     /* threads ever placed per slot */
+};
+
+int np_record_init(struct np_record *r, int nslots);
+void np_record_destroy(struct np_record *r);
+
+/* Adds an entry for thread `tid` named `name`.  With take_slot, also picks
+ * the slot with the fewest live threads (lowest index on ties) and counts
+ * the thread there.  Returns the entry, or NULL when memory runs out. */
+struct np_entry *np_record_add(struct np_record *r, const char *name, pid_t tid,
+                               enum np_outcome outcome, bool take_slot);
+
+/* Sets an entry's outcome after binding. */
+void np_record_set(struct np_record *r, struct np_entry *e, enum np_outcome outcome,
+                   int cpu_errno, int mem_errno, bool mem_ok);
+
+/* The thread ended: it no longer counts in its slot. */
+void np_record_end(struct np_record *r, struct np_entry *e);
+
+void np_record_counts(struct np_record *r, struct np_counts *c);
+
+/* Copies the live count of each slot into out[0..nslots). */
+void np_record_slot_live(struct np_record *r, int *out);
+
+/* Calls fn on every entry, in the order they were added, under the lock. */
+void np_record_each(struct np_record *r, void (*fn)(const struct np_entry *, void *), void *arg);
+
+#endif

@@ -1,0 +1,44 @@
+/* np_topo: the machine as numapin sees it, discovered by hwloc.
+ *
+ * Loaded once (in Agent_OnLoad, or by the command-line tool) and read-only
+ * afterwards, so concurrent ThreadStart callbacks may read it without
+ * locks.  hwloc honours HWLOC_XMLFILE, HWLOC_SYNTHETIC and HWLOC_THISSYSTEM
+ * when no explicit source is given. */
+#ifndef NP_TOPO_H
+#define NP_TOPO_H
+
+#include <hwloc.h>
+#include <stddef.h>
+
+struct np_topo {
+    hwloc_topology_t topology;
+    /* PUs this process may use, OS indexes: hwloc's allowed cpuset (the
+     * cgroup cpuset) intersected with the CPU binding the process had when
+     * the topology was loaded (taskset, numactl) on a real system. */
+    hwloc_bitmap_t allowed;
+    /* NUMA nodes with at least one allowed CPU, in hwloc logical order. */
+    hwloc_obj_t *nodes;
+    int nnodes;
+    /* CPUs of each such node, restricted to `allowed`. */
+    hwloc_bitmap_t *node_cpus;
+    /* 1 when the topology describes the machine we run on, so binding
+     * means something. */
+    int thissystem;
+    char source[256]; /* "this system", "xml FILE", "synthetic DESC" */
+};
+
+/* Loads the topology: from `xml` or `synthetic` when one is given, else
+ * from hwloc's defaults (which follow HWLOC_* environment variables).
+ * Returns 0, or -1 with a message in err. */
+int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
+                 char *err, size_t errlen);
+
+void np_topo_destroy(struct np_topo *t);
+
+/* One line describing the machine: source, counts, allowed CPUs. */
+void np_topo_summary(const struct np_topo *t, char *buf, size_t len);
+
+/* Formats a bitmap in Linux cpulist syntax ("0-3,8"); "" when empty. */
+void np_cpulist(char *buf, size_t len, hwloc_const_bitmap_t set);
+
+#endif

@@ -1,0 +1,166 @@
+/* numapin: the command-line tool.
+ *
+ *   numapin plan --groups N [--group G] [--cpus node|core|pu]
+ *                [--topology FILE.xml | --synthetic DESC] [--json]
+ *
+ * Prints the plan numapin's agent would follow on this machine (or on the
+ * given topology): the same library code, so what it prints is what a JVM
+ * with groups=N would do. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "np_plan.h"
+#include "np_topo.h"
+
+static const char usage[] =
+    "usage: numapin plan --groups N [--group G] [--cpus node|core|pu]\n"
+    "                    [--topology FILE.xml | --synthetic DESC] [--json]\n"
+    "       numapin help\n"
+    "Prints how N JVM groups are placed on this machine (or on the given topology).\n";
+
+static int die_usage(const char *fmt, const char *arg) __attribute__((format(printf, 1, 0)));
+
+static int die_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "numapin: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", usage);
+    return 2;
+}
+
+static int parse_count(const char *s, int min, int max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s < '0' || *s > '9' || errno != 0 || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static void print_table(const struct np_topo *t, const struct np_plan *p, int only,
+                        enum np_cpus_mode mode)
+{
+    char summary[2048];
+    np_topo_summary(t, summary, sizeof summary);
+    printf("topology %s\n", summary);
+    printf("%-6s %-10s %-8s %-6s %s\n", "group", "nodes", "slice", "slots", "cpus");
+    for (int g = 0; g < p->ngroups; g++) {
+        if (only >= 0 && g != only)
+            continue;
+        const struct np_group_plan *gp = &p->groups[g];
+        hwloc_bitmap_t *slots;
+        int nslots = np_slots(t, gp->cpus, mode, &slots);
+        char *cpus = NULL, *nodes = NULL, slice[32];
+        if (hwloc_bitmap_list_asprintf(&cpus, gp->cpus) < 0)
+            cpus = NULL;
+        if (hwloc_bitmap_list_asprintf(&nodes, gp->nodes) < 0)
+            nodes = NULL;
+        snprintf(slice, sizeof slice, "%d/%d", gp->slice + 1, gp->nslices);
+        printf("%-6d %-10s %-8s %-6d %s\n", g, nodes ? nodes : "?", slice, nslots,
+               cpus ? cpus : "?");
+        free(cpus);
+        free(nodes);
+        if (nslots > 0)
+            np_slots_free(slots, nslots);
+    }
+    for (int i = 0; i < p->nwarnings; i++) {
+        const struct np_warning *w = &p->warnings[i];
+        if (only < 0 || (only >= w->first_group && only <= w->last_group))
+            printf("warning: %s\n", w->text);
+    }
+}
+
+static int cmd_plan(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"groups", required_argument, NULL, 'n'},
+        {"group", required_argument, NULL, 'g'},
+        {"cpus", required_argument, NULL, 'c'},
+        {"topology", required_argument, NULL, 't'},
+        {"synthetic", required_argument, NULL, 's'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int groups = 0, group = -1, json = 0;
+    enum np_cpus_mode mode = NP_CPUS_NODE;
+    const char *xml = NULL, *synthetic = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            if (parse_count(optarg, 1, NP_MAX_GROUPS, &groups) != 0)
+                return die_usage("--groups takes a number from 1 to 4096, not '%s'", optarg);
+            break;
+        case 'g':
+            if (parse_count(optarg, 0, NP_MAX_GROUPS - 1, &group) != 0)
+                return die_usage("--group takes a group index from 0, not '%s'", optarg);
+            break;
+        case 'c':
+            if (strcmp(optarg, "node") == 0)
+                mode = NP_CPUS_NODE;
+            else if (strcmp(optarg, "core") == 0)
+                mode = NP_CPUS_CORE;
+            else if (strcmp(optarg, "pu") == 0)
+                mode = NP_CPUS_PU;
+            else
+                return die_usage("--cpus takes node, core or pu, not '%s'", optarg);
+            break;
+        case 't': xml = optarg; break;
+        case 's': synthetic = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: return die_usage("%s", "invalid arguments");
+        }
+    }
+    if (optind < argc)
+        return die_usage("unexpected argument '%s'", argv[optind]);
+    if (xml != NULL && synthetic != NULL)
+        return die_usage("%s", "--topology and --synthetic exclude each other");
+
+    struct np_topo t;
+    char err[1024];
+    if (np_topo_load(&t, xml, synthetic, err, sizeof err) != 0) {
+        fprintf(stderr, "numapin: %s\n", err);
+        return 1;
+    }
+    if (groups == 0)
+        groups = t.nnodes;
+    if (group >= groups) {
+        fprintf(stderr, "numapin: --group %d is out of range: valid values are 0 to %d\n", group,
+                groups - 1);
+        np_topo_destroy(&t);
+        return 2;
+    }
+    struct np_plan p;
+    if (np_plan_build(&t, groups, &p) != 0) {
+        fprintf(stderr, "numapin: cannot plan %d groups: %s\n", groups, strerror(errno));
+        np_topo_destroy(&t);
+        return 1;
+    }
+    if (json)
+        np_plan_json(&p, stdout);
+    else
+        print_table(&t, &p, group, mode);
+    np_plan_free(&p);
+    np_topo_destroy(&t);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "plan") == 0)
+        return cmd_plan(argc - 1, argv + 1);
+    return die_usage("unknown command '%s'", argv[1]);
+}
