@@ -214,6 +214,31 @@ static int plan_group(const struct np_topo *t, struct np_plan *p, int gi)
     return -1;
 }
 
+/* Allowed CPUs whose own NUMA node is not usable (a cgroup's cpuset.mems
+ * leaves it out) are not planned on: every allocation there would be
+ * remote.  Say so, for every group. */
+static int unplaceable_cpus(const struct np_topo *t, struct np_plan *p)
+{
+    hwloc_bitmap_t rest = hwloc_bitmap_dup(t->allowed);
+    if (rest == NULL)
+        return -1;
+    for (int n = 0; n < t->nnodes; n++)
+        hwloc_bitmap_andnot(rest, rest, t->node_cpus[n]);
+    int rc = 0;
+    if (!hwloc_bitmap_iszero(rest)) {
+        char *list = NULL;
+        if (hwloc_bitmap_list_asprintf(&list, rest) < 0)
+            rc = -1;
+        else
+            rc = warn(p, 0, p->ngroups - 1,
+                      "CPUs %s may be used but no NUMA node local to them may (cgroup cpuset.mems): "
+                      "numapin places no thread there", list);
+        free(list);
+    }
+    hwloc_bitmap_free(rest);
+    return rc;
+}
+
 int np_plan_build(const struct np_topo *t, int groups, struct np_plan *p)
 {
     memset(p, 0, sizeof *p);
@@ -224,6 +249,11 @@ int np_plan_build(const struct np_topo *t, int groups, struct np_plan *p)
     if ((p->groups = calloc((size_t)groups, sizeof *p->groups)) == NULL)
         return -1;
     p->ngroups = groups;
+    if (unplaceable_cpus(t, p) != 0) {
+        np_plan_free(p);
+        errno = ENOMEM;
+        return -1;
+    }
     for (int g = 0; g < groups; g++) {
         if (plan_group(t, p, g) != 0) {
             int e = errno ? errno : ENOMEM;

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,12 +23,15 @@ static const char usage[] =
     "       numapin help\n"
     "Prints how N JVM groups are placed on this machine (or on the given topology).\n";
 
-static int die_usage(const char *fmt, const char *arg) __attribute__((format(printf, 1, 0)));
+static int die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static int die_usage(const char *fmt, const char *arg)
+static int die_usage(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "numapin: ");
-    fprintf(stderr, fmt, arg);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\n%s", usage);
     return 2;
 }
@@ -117,13 +121,13 @@ static int cmd_plan(int argc, char **argv)
         case 's': synthetic = optarg; break;
         case 'j': json = 1; break;
         case 'h': fputs(usage, stdout); return 0;
-        default: return die_usage("%s", "invalid arguments");
+        default: return die_usage("invalid arguments");
         }
     }
     if (optind < argc)
         return die_usage("unexpected argument '%s'", argv[optind]);
     if (xml != NULL && synthetic != NULL)
-        return die_usage("%s", "--topology and --synthetic exclude each other");
+        return die_usage("--topology and --synthetic exclude each other");
 
     struct np_topo t;
     char err[1024];
