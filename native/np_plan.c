@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "np_plan.h"
 
+#include "np_json.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -214,28 +216,20 @@ static int plan_group(const struct np_topo *t, struct np_plan *p, int gi)
     return -1;
 }
 
-/* Allowed CPUs whose own NUMA node is not usable (a cgroup's cpuset.mems
- * leaves it out) are not planned on: every allocation there would be
- * remote.  Say so, for every group. */
-static int unplaceable_cpus(const struct np_topo *t, struct np_plan *p)
+/* Adopted CPUs (np_topo.adopted) have remote memory whatever we do: say
+ * so, for every group. */
+static int warn_adopted(const struct np_topo *t, struct np_plan *p)
 {
-    hwloc_bitmap_t rest = hwloc_bitmap_dup(t->allowed);
-    if (rest == NULL)
+    if (hwloc_bitmap_iszero(t->adopted))
+        return 0;
+    char *list = NULL;
+    if (hwloc_bitmap_list_asprintf(&list, t->adopted) < 0)
         return -1;
-    for (int n = 0; n < t->nnodes; n++)
-        hwloc_bitmap_andnot(rest, rest, t->node_cpus[n]);
-    int rc = 0;
-    if (!hwloc_bitmap_iszero(rest)) {
-        char *list = NULL;
-        if (hwloc_bitmap_list_asprintf(&list, rest) < 0)
-            rc = -1;
-        else
-            rc = warn(p, 0, p->ngroups - 1,
-                      "CPUs %s may be used but no NUMA node local to them may (cgroup cpuset.mems): "
-                      "numapin places no thread there", list);
-        free(list);
-    }
-    hwloc_bitmap_free(rest);
+    int rc = warn(p, 0, p->ngroups - 1,
+                  "CPUs %s may be used but no NUMA node local to them may (not in the cgroup's "
+                  "cpuset.mems, or no memory): they join the nearest usable node, remote to them",
+                  list);
+    free(list);
     return rc;
 }
 
@@ -249,7 +243,7 @@ int np_plan_build(const struct np_topo *t, int groups, struct np_plan *p)
     if ((p->groups = calloc((size_t)groups, sizeof *p->groups)) == NULL)
         return -1;
     p->ngroups = groups;
-    if (unplaceable_cpus(t, p) != 0) {
+    if (warn_adopted(t, p) != 0) {
         np_plan_free(p);
         errno = ENOMEM;
         return -1;
@@ -278,20 +272,6 @@ void np_plan_free(struct np_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(out, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(out, "\\u%04x", *c);
-        else
-            fputc(*c, out);
-    }
-    fputc('"', out);
-}
-
 void np_plan_json(const struct np_plan *p, FILE *out)
 {
     fputs("{\"groups\":[", out);
@@ -313,7 +293,7 @@ void np_plan_json(const struct np_plan *p, FILE *out)
     for (int i = 0; i < p->nwarnings; i++) {
         if (i)
             fputc(',', out);
-        json_string(out, p->warnings[i].text);
+        np_json_string(out, p->warnings[i].text);
     }
     fputs("]}\n", out);
 }

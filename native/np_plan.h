@@ -14,7 +14,8 @@
  *            groups is sliced by hardware thread, and with fewer hardware
  *            threads than groups the groups share them; both are warned.
  * Allowed CPUs none of whose local NUMA nodes may be used (cgroup
- * cpuset.mems) are left out of every group, with a warning.
+ * cpuset.mems) count in the nearest usable node (np_topo.adopted), with
+ * a warning.
  * The plan depends only on the topology and G, so every JVM of a host
  * computes the same plan for every group. */
 #ifndef NP_PLAN_H

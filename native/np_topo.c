@@ -25,6 +25,116 @@ static int fail(struct np_topo *t, char *err, size_t errlen, const char *what)
     return -1;
 }
 
+/* How a node ranks as the home of the CPUs it is attached to: ordinary
+ * memory before high-bandwidth memory before slower tiers (NVM, CXL). */
+static int tier_rank(hwloc_obj_t node)
+{
+    if (node->subtype == NULL || strcmp(node->subtype, "DRAM") == 0)
+        return 0;
+    if (strcmp(node->subtype, "HBM") == 0)
+        return 1;
+    return 2;
+}
+
+/* The object a NUMA node is attached to, past any memory-side caches. */
+static hwloc_obj_t attached_to(hwloc_obj_t node)
+{
+    hwloc_obj_t p = node->parent;
+    while (p != NULL && p->type == HWLOC_OBJ_MEMCACHE)
+        p = p->parent;
+    return p;
+}
+
+/* A CPU's home node: of the nodes attached to its nearest ancestor that has
+ * any, the best-ranked (lowest logical index on ties).  hwloc gives every
+ * node the cpuset of what it is attached to, so a CPU-less memory tier
+ * (HBM, NVM, CXL) attached beside a DRAM node seems to have the same CPUs;
+ * the kernel lists those CPUs under the DRAM node only, and so do we. */
+static hwloc_obj_t home_of(hwloc_topology_t topo, hwloc_obj_t pu)
+{
+    for (hwloc_obj_t a = pu->parent; a != NULL; a = a->parent) {
+        hwloc_obj_t best = NULL;
+        hwloc_obj_t n = NULL;
+        while ((n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n)) != NULL)
+            if (attached_to(n) == a && (best == NULL || tier_rank(n) < tier_rank(best)))
+                best = n;
+        if (best != NULL)
+            return best;
+    }
+    return NULL;
+}
+
+/* Allowed CPUs with no usable node of their own (its memory is outside
+ * the cgroup's cpuset.mems, or offline) join the nearest usable node in the
+ * tree: the first ancestor whose CPUs reach one; among several, the one
+ * with the fewest CPUs so far, to keep nodes balanced. */
+static int adopt_orphans(struct np_topo *t)
+{
+    if ((t->adopted = hwloc_bitmap_dup(t->allowed)) == NULL)
+        return -1;
+    for (int i = 0; i < t->nnodes; i++)
+        hwloc_bitmap_andnot(t->adopted, t->adopted, t->node_cpus[i]);
+    int cpu;
+    hwloc_bitmap_foreach_begin(cpu, t->adopted) {
+        hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(t->topology, (unsigned)cpu);
+        for (hwloc_obj_t a = pu ? pu->parent : NULL; a != NULL; a = a->parent) {
+            int best = -1;
+            for (int i = 0; i < t->nnodes; i++)
+                if (hwloc_bitmap_intersects(a->cpuset, t->node_cpus[i]) &&
+                    (best < 0 || hwloc_bitmap_weight(t->node_cpus[i]) <
+                                     hwloc_bitmap_weight(t->node_cpus[best])))
+                    best = i;
+            if (best >= 0) {
+                hwloc_bitmap_set(t->node_cpus[best], (unsigned)cpu);
+                break;
+            }
+        }
+    }
+    hwloc_bitmap_foreach_end();
+    return 0;
+}
+
+/* Fills nodes/node_cpus: every node that is the home of an allowed CPU,
+ * with those CPUs, in logical order. */
+static int find_homes(struct np_topo *t)
+{
+    int n = hwloc_get_nbobjs_by_type(t->topology, HWLOC_OBJ_NUMANODE);
+    t->nodes = calloc(n > 0 ? (size_t)n : 1, sizeof *t->nodes);
+    t->node_cpus = calloc(n > 0 ? (size_t)n : 1, sizeof *t->node_cpus);
+    hwloc_bitmap_t *cpus = calloc(n > 0 ? (size_t)n : 1, sizeof *cpus);
+    if (t->nodes == NULL || t->node_cpus == NULL || cpus == NULL) {
+        free(cpus);
+        return -1;
+    }
+    int rc = 0;
+    hwloc_obj_t pu = NULL;
+    while ((pu = hwloc_get_next_obj_by_type(t->topology, HWLOC_OBJ_PU, pu)) != NULL) {
+        if (!hwloc_bitmap_isset(t->allowed, pu->os_index))
+            continue;
+        hwloc_obj_t home = home_of(t->topology, pu);
+        if (home == NULL)
+            continue; /* no usable node near it: left out of the plan */
+        hwloc_bitmap_t *c = &cpus[home->logical_index];
+        if (*c == NULL && (*c = hwloc_bitmap_alloc()) == NULL) {
+            rc = -1;
+            break;
+        }
+        hwloc_bitmap_set(*c, pu->os_index);
+    }
+    for (int i = 0; i < n; i++) {
+        if (cpus[i] == NULL)
+            continue;
+        if (rc == 0) {
+            t->nodes[t->nnodes] = hwloc_get_obj_by_type(t->topology, HWLOC_OBJ_NUMANODE, (unsigned)i);
+            t->node_cpus[t->nnodes++] = cpus[i];
+        } else {
+            hwloc_bitmap_free(cpus[i]);
+        }
+    }
+    free(cpus);
+    return rc == 0 ? adopt_orphans(t) : rc;
+}
+
 int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
                  char *err, size_t errlen)
 {
@@ -70,24 +180,8 @@ int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
         hwloc_bitmap_free(bound);
     }
 
-    int n = hwloc_get_nbobjs_by_type(t->topology, HWLOC_OBJ_NUMANODE);
-    t->nodes = calloc(n > 0 ? (size_t)n : 1, sizeof *t->nodes);
-    t->node_cpus = calloc(n > 0 ? (size_t)n : 1, sizeof *t->node_cpus);
-    if (t->nodes == NULL || t->node_cpus == NULL)
+    if (find_homes(t) != 0)
         return fail(t, err, errlen, "out of memory");
-    for (int i = 0; i < n; i++) {
-        hwloc_obj_t node = hwloc_get_obj_by_type(t->topology, HWLOC_OBJ_NUMANODE, (unsigned)i);
-        hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
-        if (cpus == NULL)
-            return fail(t, err, errlen, "out of memory");
-        hwloc_bitmap_and(cpus, node->cpuset, t->allowed);
-        if (hwloc_bitmap_iszero(cpus)) {
-            hwloc_bitmap_free(cpus); /* CPU-less, or none of its CPUs allowed */
-            continue;
-        }
-        t->nodes[t->nnodes] = node;
-        t->node_cpus[t->nnodes++] = cpus;
-    }
     if (t->nnodes == 0) {
         errno = ENODEV;
         return fail(t, err, errlen, "no NUMA node has a CPU this process may use");
@@ -102,6 +196,7 @@ void np_topo_destroy(struct np_topo *t)
     free(t->node_cpus);
     free(t->nodes);
     hwloc_bitmap_free(t->allowed);
+    hwloc_bitmap_free(t->adopted);
     if (t->topology != NULL)
         hwloc_topology_destroy(t->topology);
     char source[sizeof t->source];

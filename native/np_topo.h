@@ -16,11 +16,18 @@ struct np_topo {
      * cgroup cpuset) intersected with the CPU binding the process had when
      * the topology was loaded (taskset, numactl) on a real system. */
     hwloc_bitmap_t allowed;
-    /* NUMA nodes with at least one allowed CPU, in hwloc logical order. */
+    /* NUMA nodes that are the home of at least one allowed CPU, in hwloc
+     * logical order.  A CPU's home is the nearest node attached above it;
+     * where several memory tiers are attached there (DRAM beside HBM or
+     * NVM), the DRAM one: CPU-less tiers never count as having CPUs. */
     hwloc_obj_t *nodes;
     int nnodes;
-    /* CPUs of each such node, restricted to `allowed`. */
+    /* The allowed CPUs whose home each such node is, plus the adopted. */
     hwloc_bitmap_t *node_cpus;
+    /* Allowed CPUs none of whose local nodes may be used (cgroup
+     * cpuset.mems, memory offline): each joined the nearest usable node,
+     * whose memory is remote to it. */
+    hwloc_bitmap_t adopted;
     /* 1 when the topology describes the machine we run on, so binding
      * means something. */
     int thissystem;

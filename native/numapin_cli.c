@@ -2,10 +2,12 @@
  *
  *   numapin plan --groups N [--group G] [--cpus node|core|pu]
  *                [--topology FILE.xml | --synthetic DESC] [--json]
+ *   numapin topo [--topology FILE.xml | --synthetic DESC] [--json]
  *
- * Prints the plan numapin's agent would follow on this machine (or on the
- * given topology): the same library code, so what it prints is what a JVM
- * with groups=N would do. */
+ * `plan` prints the plan numapin's agent would follow on this machine (or
+ * on the given topology): the same library code, so what it prints is what
+ * a JVM with groups=N would do.  `topo` prints the machine as numapin sees
+ * it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -14,14 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "np_describe.h"
 #include "np_plan.h"
 #include "np_topo.h"
 
 static const char usage[] =
     "usage: numapin plan --groups N [--group G] [--cpus node|core|pu]\n"
     "                    [--topology FILE.xml | --synthetic DESC] [--json]\n"
+    "       numapin topo [--topology FILE.xml | --synthetic DESC] [--json]\n"
     "       numapin help\n"
-    "Prints how N JVM groups are placed on this machine (or on the given topology).\n";
+    "plan: how N JVM groups are placed on this machine (or on the given topology).\n"
+    "topo: the machine as numapin sees it.\n";
 
 static int die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -80,7 +85,8 @@ static void print_table(const struct np_topo *t, const struct np_plan *p, int on
     }
 }
 
-static int cmd_plan(int argc, char **argv)
+/* `plan` and `topo` share their options; topo takes no group options. */
+static int cmd(int argc, char **argv, int is_topo)
 {
     static const struct option longopts[] = {
         {"groups", required_argument, NULL, 'n'},
@@ -98,6 +104,8 @@ static int cmd_plan(int argc, char **argv)
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (is_topo && (c == 'n' || c == 'g' || c == 'c'))
+            return die_usage("topo takes no %s option", c == 'n' ? "--groups" : c == 'g' ? "--group" : "--cpus");
         switch (c) {
         case 'n':
             if (parse_count(optarg, 1, NP_MAX_GROUPS, &groups) != 0)
@@ -135,6 +143,14 @@ static int cmd_plan(int argc, char **argv)
         fprintf(stderr, "numapin: %s\n", err);
         return 1;
     }
+    if (is_topo) {
+        if (json)
+            np_describe_json(&t, stdout);
+        else
+            np_describe_text(&t, stdout);
+        np_topo_destroy(&t);
+        return 0;
+    }
     if (groups == 0)
         groups = t.nnodes;
     if (group >= groups) {
@@ -165,6 +181,8 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "plan") == 0)
-        return cmd_plan(argc - 1, argv + 1);
+        return cmd(argc - 1, argv + 1, 0);
+    if (strcmp(argv[1], "topo") == 0)
+        return cmd(argc - 1, argv + 1, 1);
     return die_usage("unknown command '%s'", argv[1]);
 }
