@@ -150,7 +150,7 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
         return -1;
     }
     if (seen[k]) {
-        snprintf(err, errlen, "option '%s' is given more than once", kv);
+        snprintf(err, errlen, "option '%s' is given more than once: give each option once", kv);
         return -1;
     }
     seen[k] = true;

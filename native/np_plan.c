@@ -104,8 +104,10 @@ int np_slots(const struct np_topo *t, hwloc_const_bitmap_t cpus,
         return ncores;
     }
     /* cpus=pu: the k-th thread of every core before any (k+1)-th. */
-    int npus = hwloc_bitmap_weight(cpus);
-    hwloc_bitmap_t *pus = calloc((size_t)npus, sizeof *pus);
+    int npus = 0;
+    for (int c = 0; c < ncores; c++)
+        npus += hwloc_bitmap_weight(cores[c]);
+    hwloc_bitmap_t *pus = calloc(npus > 0 ? (size_t)npus : 1, sizeof *pus);
     int n = 0;
     if (pus == NULL)
         goto fail;
@@ -150,21 +152,29 @@ static int slice_node(const struct np_topo *t, struct np_plan *p, struct np_grou
         int npus = hwloc_bitmap_weight(t->node_cpus[node]);
         if (npus >= k) {
             np_split(npus, k, r, &first, &count);
-            if (r == 0 && warn(p, g->group, g->group + k - 1, "node %u has %d cores for %d groups: its groups split cores between them",
-                               node_os, ncores, k) != 0)
+            if (r == 0 && warn(p, g->group, g->group + k - 1,
+                               "node %u has %d cores for %d groups: its groups split cores "
+                               "between them", node_os, ncores, k) != 0)
                 goto fail;
         } else {
             first = r % npus;
             count = 1;
-            if (r == 0 && warn(p, g->group, g->group + k - 1, "node %u has %d CPUs for %d groups: groups share CPUs",
-                               node_os, npus, k) != 0)
+            if (r == 0 && warn(p, g->group, g->group + k - 1,
+                               "node %u has %d CPUs for %d groups: groups share CPUs", node_os,
+                               npus, k) != 0)
                 goto fail;
         }
-        int idx = hwloc_bitmap_first(t->node_cpus[node]);
-        for (int i = 0; idx >= 0 && i < first + count; i++) {
-            if (i >= first)
-                hwloc_bitmap_set(g->cpus, (unsigned)idx);
-            idx = hwloc_bitmap_next(t->node_cpus[node], idx);
+        /* The node's hardware threads in core order, so that a slice
+         * keeps a core's threads together where it can. */
+        int i = 0;
+        for (int c = 0; c < ncores; c++) {
+            int idx;
+            hwloc_bitmap_foreach_begin(idx, cores[c]) {
+                if (i >= first && i < first + count)
+                    hwloc_bitmap_set(g->cpus, (unsigned)idx);
+                i++;
+            }
+            hwloc_bitmap_foreach_end();
         }
     }
     np_slots_free(cores, ncores);

@@ -43,7 +43,7 @@ int t_run(char *const argv[], char **out, char **err);
 /* A bitmap from a cpulist ("0-3,8"); the caller frees it. */
 hwloc_bitmap_t t_bitmap(const char *list);
 
-/* The cpulist of a bitmap in a static buffer (per call site: copy it). */
+/* Formats a bitmap as a cpulist into buf ("" when empty); returns buf. */
 const char *t_list(hwloc_const_bitmap_t set, char *buf, size_t len);
 
 /* Number of lines of `text` containing `needle`. */

@@ -1,0 +1,28 @@
+/* np_hotspot: reads HotSpot's flags from the JVM we are loaded into.
+ *
+ * HotSpot exports gHotSpotVMStructs and gHotSpotVMTypes from libjvm.so, the
+ * tables its serviceability agent and profilers use to find its data
+ * structures.  JVMFlag's static `flags` array and `numFlags` count are
+ * listed there, so a flag's value is read from the JVM itself, after
+ * ergonomics, instead of being guessed from the command line.  No JVM
+ * header is needed; a JVM without the tables (not HotSpot) reads as
+ * "unknown". */
+#ifndef NP_HOTSPOT_H
+#define NP_HOTSPOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Finds the tables in the library that contains `addr_in_libjvm` (any
+ * address inside libjvm.so; NULL searches the global namespace).  Returns
+ * 0, or -1 when they are not there. */
+int np_hotspot_init(const void *addr_in_libjvm);
+
+/* Reads a flag.  Returns 0, or -1 when the flag or the tables are missing. */
+int np_hotspot_bool(const char *name, bool *out);
+/* For flags of HotSpot types uint (32 bits). */
+int np_hotspot_uint(const char *name, uint32_t *out);
+/* For flags of HotSpot types intx, uintx and size_t (64 bits). */
+int np_hotspot_intx(const char *name, int64_t *out);
+
+#endif

@@ -1,0 +1,432 @@
+/* np_agent without a JVM.  The topology is a fake two-node machine laid
+ * over this one (HWLOC_SYNTHETIC "pack:1 numa:2 core:1 pu:1" with
+ * HWLOC_THISSYSTEM=1): "node 0" is CPU 0, "node 1" CPU 1.  The test host
+ * has exactly CPUs 0 and 1 and one real NUMA node, 0 (the tests need CPUs
+ * 0 and 1, and no node 1).
+ *
+ * Placement binds the calling thread, so every placement runs on a fresh
+ * pthread, which reads its own affinity back.  Every test runs in its own
+ * process (Check's fork mode): setenv and the log are process-wide. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "np_agent.h"
+#include "tests.h"
+
+static char dir[256], log_path[512], err_path[512], out_path[512];
+static int saved_stderr = -1, saved_stdout = -1;
+/* The CPUs this process runs on (0-1 here): an unplaced thread keeps them. */
+static char base[256];
+
+/* The CPUs the calling thread may run on, as a cpulist. */
+static void my_cpus(char *buf, size_t len)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    hwloc_bitmap_t b = hwloc_bitmap_alloc();
+    for (int i = 0; i < CPU_SETSIZE; i++)
+        if (CPU_ISSET(i, &set))
+            hwloc_bitmap_set(b, (unsigned)i);
+    t_list(b, buf, len);
+    hwloc_bitmap_free(b);
+}
+
+static void fake_machine(const char *desc)
+{
+    cpu_set_t set;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    ck_assert_msg(CPU_ISSET(0, &set) && CPU_ISSET(1, &set),
+                  "these tests need a process allowed on CPUs 0 and 1");
+    my_cpus(base, sizeof base);
+    ck_assert_int_eq(setenv("HWLOC_SYNTHETIC", desc, 1), 0);
+    ck_assert_int_eq(setenv("HWLOC_THISSYSTEM", "1", 1), 0);
+    unsetenv("HWLOC_XMLFILE");
+}
+
+/* Fork-mode setup: a private directory, stderr and stdout captured. */
+static void setup(void)
+{
+    t_tmpdir(dir, sizeof dir);
+    snprintf(log_path, sizeof log_path, "%s/agent.log", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+    fflush(stdout);
+    fflush(stderr);
+    saved_stderr = dup(STDERR_FILENO);
+    saved_stdout = dup(STDOUT_FILENO);
+    int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, STDOUT_FILENO);
+    close(fd);
+    fake_machine("pack:1 numa:2 core:1 pu:1");
+}
+
+static void teardown(void)
+{
+    fflush(stdout);
+    dup2(saved_stderr, STDERR_FILENO);
+    dup2(saved_stdout, STDOUT_FILENO);
+    close(saved_stderr);
+    close(saved_stdout);
+    t_rmdir(dir);
+}
+
+static char *slurp(const char *path)
+{
+    fflush(stdout);
+    char *s = t_read_file(path, NULL);
+    ck_assert_msg(s != NULL, "cannot read %s", path);
+    return s;
+}
+
+static struct np_agent *create(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static struct np_agent *create(const char *fmt, ...)
+{
+    char opts[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(opts, sizeof opts, fmt, ap);
+    va_end(ap);
+    struct np_agent *a = NULL;
+    enum np_status st = np_agent_create(opts, &a);
+    if (st != NP_OK) {
+        char *e = slurp(err_path);
+        ck_abort_msg("np_agent_create(\"%s\") = %d: %s", opts, st, e);
+    }
+    ck_assert_ptr_nonnull(a);
+    return a;
+}
+
+static enum np_status create_fails(const char *opts)
+{
+    struct np_agent *a = (struct np_agent *)1;
+    enum np_status st = np_agent_create(opts, &a);
+    ck_assert_msg(st != NP_OK, "np_agent_create(\"%s\") succeeded", opts);
+    ck_assert_ptr_null(a);
+    return st;
+}
+
+/* A thread that starts under the agent, reads its CPUs back, and ends. */
+struct job {
+    struct np_agent *a;
+    const char *name;
+    char cpus[64];
+    sem_t *placed, *may_end; /* optional: hold the thread alive */
+};
+
+static void *job_main(void *arg)
+{
+    struct job *j = arg;
+    np_agent_thread_start(j->a, j->name, gettid());
+    my_cpus(j->cpus, sizeof j->cpus);
+    if (j->placed)
+        sem_post(j->placed);
+    if (j->may_end)
+        while (sem_wait(j->may_end) != 0)
+            ;
+    np_agent_thread_end(j->a);
+    return NULL;
+}
+
+/* Runs a whole thread; returns the CPUs it had after thread_start. */
+static void run_thread(struct np_agent *a, const char *name, char *cpus, size_t len)
+{
+    struct job j = {a, name, "", NULL, NULL};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    snprintf(cpus, len, "%s", j.cpus);
+}
+
+START_TEST(group0_places_on_cpu0)
+{
+    struct np_agent *a = create("group=0,mem=none,log=debug:%s", log_path);
+    ck_assert(a->active);
+    ck_assert_int_eq(a->opt.groups, 2); /* defaulted to the node count */
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "0");
+    run_thread(a, "main", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, base); /* not a pool worker: left alone */
+    my_cpus(cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, base); /* only the placed thread was bound */
+    np_agent_summary(a);
+    np_agent_destroy(a);
+
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] topology nodes=2 packages=1 l3=0 cores=2 pus=2 smt=1 allowed=0-1 source=\"synthetic pack:1 numa:2 core:1 pu:1\""), 1);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] plan group=0 groups=2 node=0 slice=1/1 cpus=0 cpus_mode=node slots=1 mem=none threads=\"" NP_DEFAULT_THREADS "\" dryrun=no strict=no"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] placed \"ForkJoinPool-1-worker-1\" tid="), 1);
+    ck_assert_int_eq(t_count_lines(log, " group=0 node=0 cpus=0 mem=default"), 1); /* read back */
+    ck_assert_int_eq(t_count_lines(log, "[debug][numapin] skipped \"main\" tid="), 1);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] summary group=0 placed=1 would_place=0 skipped=1 failed=0 mem_failed=0 cpus=0"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[warning]"), 0);
+    free(log);
+}
+END_TEST
+
+START_TEST(group1_places_on_cpu1)
+{
+    struct np_agent *a = create("group=1,mem=none,log=info:%s", log_path);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool.commonPool-worker-7", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1");
+    run_thread(a, "ForkJoinPool-3-worker-2", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1");
+    run_thread(a, "Reference Handler", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, base);
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "] placed \"ForkJoinPool.commonPool-worker-7\""), 1);
+    ck_assert_int_eq(t_count_lines(log, " group=1 node=1 cpus=1 mem=default"), 2);
+    ck_assert_int_eq(t_count_lines(log, "] skipped"), 0); /* debug only */
+    ck_assert_int_eq(t_count_lines(log, "] summary group=1 placed=2 would_place=0 skipped=1 failed=0 mem_failed=0 cpus=1"), 1);
+    free(log);
+}
+END_TEST
+
+START_TEST(memory_preferred_on_real_node)
+{
+    /* Node 0 exists in the kernel: mem=preferred works and reads back. */
+    struct np_agent *a = create("group=0,log=info:%s", log_path);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "0");
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, " group=0 node=0 cpus=0 mem=preferred:0"), 1);
+    ck_assert_int_eq(t_count_lines(log, "mem_failed=0"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[warning]"), 0);
+    free(log);
+}
+END_TEST
+
+START_TEST(dryrun_binds_nothing)
+{
+    struct np_agent *a = create("group=1,dryrun,log=info:%s", log_path);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, base);
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "] would-place \"ForkJoinPool-1-worker-1\" tid="), 1);
+    ck_assert_int_eq(t_count_lines(log, " group=1 node=1 cpus=1 mem=preferred:1"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] placed"), 0);
+    ck_assert_int_eq(t_count_lines(log, "dryrun=yes"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] summary group=1 placed=0 would_place=1 skipped=0 failed=0 mem_failed=0 cpus=none"), 1);
+    free(log);
+}
+END_TEST
+
+START_TEST(bad_options)
+{
+    const char *bad[] = {"bogus", "group=x", "mem=everywhere", "groups=0", "group=1,groups=1",
+                         "threads=a||b"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        ck_assert_int_eq(create_fails(bad[i]), NP_ERR_OPTIONS);
+    char *e = slurp(err_path);
+    ck_assert_int_eq(t_count_lines(e, "[error][numapin] unknown option 'bogus'"), 1);
+    ck_assert_int_eq(t_count_lines(e, "[error][numapin] invalid value 'everywhere' for option 'mem'"), 1);
+    ck_assert_int_eq(t_count_lines(e, "[error][numapin]"), 6);
+    free(e);
+}
+END_TEST
+
+START_TEST(bad_option_reaches_chosen_log)
+{
+    char opts[1024];
+    snprintf(opts, sizeof opts, "cpus=numa,log=info:%s", log_path);
+    ck_assert_int_eq(create_fails(opts), NP_ERR_OPTIONS);
+    char *log = slurp(log_path), *e = slurp(err_path);
+    ck_assert_int_eq(t_count_lines(log, "[error][numapin] invalid value 'numa' for option 'cpus': valid values are node, core, pu"), 1);
+    ck_assert_int_eq(t_count_lines(e, "invalid value 'numa' for option 'cpus'"), 1);
+    free(log);
+    free(e);
+}
+END_TEST
+
+START_TEST(group_beyond_nodes)
+{
+    /* Two nodes and no groups=: group=2 does not exist. */
+    ck_assert_int_eq(create_fails("group=2,mem=none"), NP_ERR_OPTIONS);
+    char *e = slurp(err_path);
+    ck_assert_int_eq(t_count_lines(e, "option 'group=2' is out of range"), 1);
+    ck_assert_int_eq(t_count_lines(e, "valid values are 0 to 1"), 1);
+    free(e);
+    /* With groups=4 it does: node 1's first slice, its one CPU shared. */
+    char opts[1024];
+    snprintf(opts, sizeof opts, "group=2,groups=4,mem=none,log=info:%s", log_path);
+    struct np_agent *a = NULL;
+    ck_assert_int_eq(np_agent_create(opts, &a), NP_OK);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1");
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[warning][numapin] node 1 has 1 CPUs for 2 groups: groups share CPUs"), 1);
+    ck_assert_int_eq(t_count_lines(log, "node 0 has"), 0); /* not this group's */
+    free(log);
+}
+END_TEST
+
+static void need_no_node1(void)
+{
+    ck_assert_msg(access("/sys/devices/system/node/node1", F_OK) != 0,
+                  "this test needs a host without NUMA node 1");
+}
+
+START_TEST(strict_bind_to_missing_node_fails)
+{
+    need_no_node1();
+    /* Node 1 does not exist in the real kernel: set_mempolicy fails. */
+    char opts[1024];
+    snprintf(opts, sizeof opts, "group=1,mem=bind,strict,log=info:%s", log_path);
+    ck_assert_int_eq(create_fails(opts), NP_ERR_RUNTIME);
+    char cpus[64];
+    my_cpus(cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, base); /* the start-up probe put things back */
+    char *e = slurp(err_path), *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(e, "[error][numapin] cannot set memory policy bind:1: "), 1);
+    ck_assert_int_eq(t_count_lines(e, "EINVAL"), 1);
+    ck_assert_int_eq(t_count_lines(e, "(strict: the JVM does not start)"), 1);
+    ck_assert_int_eq(t_count_lines(log, "cannot set memory policy bind:1"), 1);
+    free(e);
+    free(log);
+}
+END_TEST
+
+START_TEST(bind_to_missing_node_warns_once)
+{
+    need_no_node1();
+    /* Without strict: threads keep their CPUs, memory fails, warned once. */
+    struct np_agent *a = create("group=1,mem=bind,log=debug:%s", log_path);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1");
+    run_thread(a, "ForkJoinPool-1-worker-2", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1");
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[warning][numapin] cannot set memory policy bind:1 for \"ForkJoinPool-1-worker-1\""), 1);
+    ck_assert_int_eq(t_count_lines(log, "[debug][numapin] cannot set memory policy bind:1 for \"ForkJoinPool-1-worker-2\""), 1);
+    ck_assert_int_eq(t_count_lines(log, "mem_error=EINVAL"), 2);
+    ck_assert_int_eq(t_count_lines(log, "] summary group=1 placed=2 would_place=0 skipped=0 failed=0 mem_failed=2 cpus=1"), 1);
+    free(log);
+}
+END_TEST
+
+START_TEST(cpus_core_least_loaded)
+{
+    /* One node of two cores over this machine's two CPUs: cpus=core gives
+     * each placed thread the core with the fewest live placed threads. */
+    fake_machine("pack:1 numa:1 core:2 pu:1");
+    struct np_agent *a = create("mem=none,cpus=core,log=info:%s", log_path);
+    ck_assert_int_eq(a->nslots, 2);
+    sem_t placed, end_a;
+    sem_init(&placed, 0, 0);
+    sem_init(&end_a, 0, 0);
+    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a};
+    pthread_t ta;
+    ck_assert_int_eq(pthread_create(&ta, NULL, job_main, &ja), 0);
+    while (sem_wait(&placed) != 0)
+        ;
+    ck_assert_str_eq(ja.cpus, "0");
+    char cpus[64];
+    /* A still holds core 0, so B gets core 1; B ends; C again gets core 1,
+     * the free one. */
+    run_thread(a, "ForkJoinPool-1-worker-2", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1");
+    run_thread(a, "ForkJoinPool-1-worker-3", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1");
+    sem_post(&end_a);
+    ck_assert_int_eq(pthread_join(ta, NULL), 0);
+    /* A ended too: both free, the lowest wins. */
+    run_thread(a, "ForkJoinPool-1-worker-4", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "0");
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "cpus_mode=core slots=2"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] summary group=0 placed=4 would_place=0 skipped=0 failed=0 mem_failed=0 cpus=0-1"), 1);
+    free(log);
+    sem_destroy(&placed);
+    sem_destroy(&end_a);
+}
+END_TEST
+
+START_TEST(help_does_nothing)
+{
+    struct np_agent *a = NULL;
+    ck_assert_int_eq(np_agent_create("help", &a), NP_OK);
+    ck_assert_ptr_nonnull(a);
+    ck_assert(!a->active);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, base);
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *out = slurp(out_path);
+    ck_assert_ptr_nonnull(strstr(out, "usage: -agentpath:"));
+    ck_assert_ptr_null(strstr(out, "summary"));
+    free(out);
+}
+END_TEST
+
+START_TEST(unopenable_log)
+{
+    char opts[1024];
+    snprintf(opts, sizeof opts, "mem=none,log=info:%s/missing/dir.log", dir);
+    /* Not strict: a warning on stdout, and the agent works. */
+    struct np_agent *a = NULL;
+    ck_assert_int_eq(np_agent_create(opts, &a), NP_OK);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "0");
+    np_agent_destroy(a);
+    char *out = slurp(out_path);
+    ck_assert_int_eq(t_count_lines(out, "[warning][numapin] cannot open log file"), 1);
+    ck_assert_int_eq(t_count_lines(out, "ENOENT"), 1);
+    ck_assert_int_eq(t_count_lines(out, "] placed \"ForkJoinPool-1-worker-1\""), 1);
+    free(out);
+    /* Strict: the JVM must not start. */
+    snprintf(opts, sizeof opts, "strict,mem=none,log=info:%s/missing/dir.log", dir);
+    ck_assert_int_eq(create_fails(opts), NP_ERR_RUNTIME);
+}
+END_TEST
+
+Suite *agent_suite(void)
+{
+    Suite *s = suite_create("agent");
+    TCase *tc = tcase_create("agent");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, group0_places_on_cpu0);
+    tcase_add_test(tc, group1_places_on_cpu1);
+    tcase_add_test(tc, memory_preferred_on_real_node);
+    tcase_add_test(tc, dryrun_binds_nothing);
+    tcase_add_test(tc, bad_options);
+    tcase_add_test(tc, bad_option_reaches_chosen_log);
+    tcase_add_test(tc, group_beyond_nodes);
+    tcase_add_test(tc, strict_bind_to_missing_node_fails);
+    tcase_add_test(tc, bind_to_missing_node_warns_once);
+    tcase_add_test(tc, cpus_core_least_loaded);
+    tcase_add_test(tc, help_does_nothing);
+    tcase_add_test(tc, unopenable_log);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,306 @@
+/* np_log: quoting, line format, level filter, file safety, warn-once. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "np_log.h"
+#include "tests.h"
+
+static void expect_quote(const char *in, const char *want)
+{
+    char buf[256];
+    memset(buf, 'X', sizeof buf);
+    size_t n = np_quote(buf, sizeof buf, in);
+    ck_assert_msg(strcmp(buf, want) == 0, "np_quote: got %s, want %s", buf, want);
+    ck_assert_uint_eq(n, strlen(want));
+}
+
+START_TEST(quote)
+{
+    expect_quote("", "\"\"");
+    expect_quote("ForkJoinPool-1-worker-3", "\"ForkJoinPool-1-worker-3\"");
+    expect_quote("a\"b", "\"a\\\"b\"");
+    expect_quote("a\\b", "\"a\\\\b\"");
+    expect_quote("line\nbreak\ttab\r", "\"line\\x0abreak\\x09tab\\x0d\"");
+    expect_quote("\x01\x1f", "\"\\x01\\x1f\"");
+    expect_quote("del\x7f", "\"del\\x7f\"");
+    expect_quote("caf\xc3\xa9", "\"caf\\xc3\\xa9\"");        /* UTF-8 é */
+    expect_quote("\xff", "\"\\xff\"");
+    expect_quote(" ~", "\" ~\"");                              /* printable edges */
+}
+END_TEST
+
+START_TEST(quote_truncation)
+{
+    /* All escapes, so truncation must not cut one in half. */
+    const char *s = "\x01\x02\"\\\x03\xfe";
+    char full[128];
+    size_t flen = np_quote(full, sizeof full, s);
+    ck_assert_str_eq(full, "\"\\x01\\x02\\\"\\\\\\x03\\xfe\"");
+    for (size_t len = 1; len <= flen + 2; len++) {
+        char buf[128];
+        memset(buf, 'X', sizeof buf);
+        size_t n = np_quote(buf, len, s);
+        ck_assert_msg(memchr(buf, '\0', len) != NULL, "len %zu: not terminated", len);
+        ck_assert_uint_eq(n, strlen(buf));
+        ck_assert_uint_lt(n, len);
+        ck_assert_msg(buf[len] == 'X', "len %zu: wrote past the buffer", len);
+        if (len > flen) {
+            ck_assert_str_eq(buf, full);
+            continue;
+        }
+        if (len >= 3) {
+            /* A prefix of the full form cut before an escape, then the
+             * closing quote. */
+            ck_assert_msg(n >= 2 && buf[0] == '"' && buf[n - 1] == '"', "len %zu: %s", len, buf);
+            ck_assert_msg(strncmp(buf, full, n - 1) == 0, "len %zu: %s is no prefix of %s", len,
+                          buf, full);
+            ck_assert_msg(full[n - 1] == '\\' || n - 1 == flen - 1,
+                          "len %zu: %s cuts an escape", len, buf);
+        }
+    }
+    /* A long plain string is cut, and still closed and terminated. */
+    char big[300], out[32];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    size_t n = np_quote(out, sizeof out, big);
+    ck_assert_uint_lt(n, sizeof out);
+    ck_assert_uint_eq(strlen(out), n);
+    ck_assert_int_eq(out[0], '"');
+    ck_assert_int_eq(out[n - 1], '"');
+    ck_assert_uint_ge(n, sizeof out - 6);
+    /* len 0 writes nothing. */
+    char z = 'X';
+    ck_assert_uint_eq(np_quote(&z, 0, "abc"), 0);
+    ck_assert_int_eq(z, 'X');
+}
+END_TEST
+
+START_TEST(level_names)
+{
+    const char *names[] = {"off", "error", "warning", "info", "debug", "trace"};
+    for (int l = NP_LOG_OFF; l <= NP_LOG_TRACE; l++)
+        ck_assert_str_eq(np_level_name(l), names[l]);
+    ck_assert_ptr_null(np_level_name((enum np_level)6));
+    ck_assert_ptr_null(np_level_name((enum np_level)-1));
+}
+END_TEST
+
+/* Checks every line of `text` against the unified-logging shape. */
+static int check_lines(const char *text, char lines[][256], int max)
+{
+    regex_t re;
+    ck_assert_int_eq(regcomp(&re, "^\\[[0-9]+\\.[0-9]{3}s\\]\\[(error|warning|info|debug|trace)\\]"
+                                  "\\[numapin\\] (.*)$", REG_EXTENDED), 0);
+    int n = 0;
+    char *copy = strdup(text), *save = NULL;
+    ck_assert_msg(text[0] == '\0' || text[strlen(text) - 1] == '\n', "last line unterminated");
+    for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        regmatch_t m[3];
+        ck_assert_msg(regexec(&re, l, 3, m, 0) == 0, "bad log line: %s", l);
+        ck_assert_int_lt(n, max);
+        snprintf(lines[n++], 256, "%.*s|%.*s", (int)(m[1].rm_eo - m[1].rm_so), l + m[1].rm_so,
+                 (int)(m[2].rm_eo - m[2].rm_so), l + m[2].rm_so);
+    }
+    free(copy);
+    regfree(&re);
+    return n;
+}
+
+START_TEST(format_and_levels)
+{
+    char dir[256], path[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/numapin.log", dir);
+    np_log_init();
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), 0);
+    ck_assert(np_log_enabled(NP_LOG_ERROR));
+    ck_assert(np_log_enabled(NP_LOG_INFO));
+    ck_assert(!np_log_enabled(NP_LOG_DEBUG));
+    ck_assert(!np_log_enabled(NP_LOG_OFF));
+    np_log(NP_LOG_DEBUG, "hidden %d", 1);
+    np_log(NP_LOG_INFO, "hello %d %s", 42, "x");
+    np_log(NP_LOG_WARNING, "careful");
+    np_log(NP_LOG_ERROR, "broken");
+    np_log(NP_LOG_TRACE, "hidden too");
+    np_log(NP_LOG_OFF, "never");
+    /* Raising the level without a path keeps the file. */
+    ck_assert_int_eq(np_log_open(NP_LOG_TRACE, NULL), 0);
+    np_log(NP_LOG_TRACE, "traced");
+    np_log(NP_LOG_DEBUG, "debugged");
+    ck_assert_int_eq(np_log_open(NP_LOG_OFF, NULL), 0);
+    np_log(NP_LOG_ERROR, "silenced");
+    np_log_close();
+
+    char *text = t_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    char lines[16][256];
+    int n = check_lines(text, lines, 16);
+    ck_assert_msg(n == 5, "%d lines:\n%s", n, text);
+    ck_assert_str_eq(lines[0], "info|hello 42 x");
+    ck_assert_str_eq(lines[1], "warning|careful");
+    ck_assert_str_eq(lines[2], "error|broken");
+    ck_assert_str_eq(lines[3], "trace|traced");
+    ck_assert_str_eq(lines[4], "debug|debugged");
+    /* Uptime counts from np_log_init: well under a minute here. */
+    ck_assert_msg(strncmp(text, "[0.", 3) == 0 || strncmp(text, "[1.", 3) == 0, "%s", text);
+    free(text);
+    t_rmdir(dir);
+}
+END_TEST
+
+START_TEST(long_line)
+{
+    char dir[256], path[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/l.log", dir);
+    np_log_init();
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), 0);
+    char *big = malloc(5000);
+    memset(big, 'y', 4999);
+    big[4999] = '\0';
+    np_log(NP_LOG_INFO, "%s", big);
+    np_log(NP_LOG_INFO, "after");
+    np_log_close();
+    free(big);
+    size_t len;
+    char *text = t_read_file(path, &len);
+    ck_assert_ptr_nonnull(text);
+    char *nl = strchr(text, '\n');
+    ck_assert_ptr_nonnull(nl);
+    ck_assert_msg(nl - text < 2048 && nl - text > 1900, "first line is %td bytes", nl - text);
+    ck_assert_msg(strncmp(nl - 3, "...", 3) == 0, "truncated line does not end with ...");
+    ck_assert_int_eq(t_count_lines(text, "] after"), 1);
+    ck_assert_int_eq(t_count_lines(text, "[numapin]"), 2);
+    free(text);
+    t_rmdir(dir);
+}
+END_TEST
+
+START_TEST(file_mode_and_append)
+{
+    char dir[256], path[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/m.log", dir);
+    umask(0); /* the 0600 must come from np_log_open, not the umask */
+    np_log_init();
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), 0);
+    np_log(NP_LOG_INFO, "one");
+    np_log_close();
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_msg((st.st_mode & 07777) == 0600, "log file mode %o, want 600", st.st_mode & 07777);
+    /* Reopening appends. */
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), 0);
+    np_log(NP_LOG_INFO, "two");
+    np_log_close();
+    char *text = t_read_file(path, NULL);
+    ck_assert_int_eq(t_count_lines(text, "] one"), 1);
+    ck_assert_int_eq(t_count_lines(text, "] two"), 1);
+    ck_assert_ptr_nonnull(strstr(text, "] one\n"));
+    ck_assert(strstr(text, "] one") < strstr(text, "] two"));
+    free(text);
+    t_rmdir(dir);
+}
+END_TEST
+
+START_TEST(refuses_symlink)
+{
+    char dir[256], path[512], target[512], link[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/good.log", dir);
+    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(link, sizeof link, "%s/link.log", dir);
+    ck_assert_int_eq(symlink(target, link), 0);
+    np_log_init();
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), 0);
+    errno = 0;
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, link), -1);
+    ck_assert_int_eq(errno, ELOOP);
+    ck_assert_int_eq(access(target, F_OK), -1); /* nothing created through it */
+    /* A symlink to an existing file is refused too. */
+    ck_assert_int_eq(t_write_file(target, "", 0), 0);
+    errno = 0;
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, link), -1);
+    ck_assert_int_eq(errno, ELOOP);
+    /* The previous destination is kept. */
+    np_log(NP_LOG_INFO, "still here");
+    np_log_close();
+    char *good = t_read_file(path, NULL), *bad = t_read_file(target, NULL);
+    ck_assert_int_eq(t_count_lines(good, "] still here"), 1);
+    ck_assert_str_eq(bad, "");
+    free(good);
+    free(bad);
+    /* A missing directory: -1, ENOENT. */
+    snprintf(path, sizeof path, "%s/no/such/dir.log", dir);
+    errno = 0;
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    t_rmdir(dir);
+}
+END_TEST
+
+START_TEST(fatal_goes_to_stderr_and_file)
+{
+    char dir[256], path[512], errpath[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/f.log", dir);
+    snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+    int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    int saved = dup(STDERR_FILENO);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    np_log_init();
+    /* Even with logging off, a fatal line reaches both. */
+    ck_assert_int_eq(np_log_open(NP_LOG_OFF, path), 0);
+    np_log_fatal("cannot %s", "start");
+    np_log_close();
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    char *e = t_read_file(errpath, NULL), *f = t_read_file(path, NULL);
+    char lines[4][256];
+    ck_assert_int_eq(check_lines(e, lines, 4), 1);
+    ck_assert_str_eq(lines[0], "error|cannot start");
+    ck_assert_int_eq(check_lines(f, lines, 4), 1);
+    ck_assert_str_eq(lines[0], "error|cannot start");
+    free(e);
+    free(f);
+    t_rmdir(dir);
+}
+END_TEST
+
+START_TEST(once)
+{
+    np_once a = false, b = false;
+    ck_assert_int_eq(np_once_level(&a, NP_LOG_WARNING), NP_LOG_WARNING);
+    ck_assert_int_eq(np_once_level(&a, NP_LOG_WARNING), NP_LOG_DEBUG);
+    ck_assert_int_eq(np_once_level(&a, NP_LOG_WARNING), NP_LOG_DEBUG);
+    /* Latches are independent. */
+    ck_assert_int_eq(np_once_level(&b, NP_LOG_ERROR), NP_LOG_ERROR);
+    ck_assert_int_eq(np_once_level(&b, NP_LOG_ERROR), NP_LOG_DEBUG);
+}
+END_TEST
+
+Suite *log_suite(void)
+{
+    Suite *s = suite_create("log");
+    TCase *tc = tcase_create("log");
+    tcase_add_test(tc, quote);
+    tcase_add_test(tc, quote_truncation);
+    tcase_add_test(tc, level_names);
+    tcase_add_test(tc, format_and_levels);
+    tcase_add_test(tc, long_line);
+    tcase_add_test(tc, file_mode_and_append);
+    tcase_add_test(tc, refuses_symlink);
+    tcase_add_test(tc, fatal_goes_to_stderr_and_file);
+    tcase_add_test(tc, once);
+    suite_add_tcase(s, tc);
+    return s;
+}

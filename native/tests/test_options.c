@@ -1,0 +1,376 @@
+/* np_options: parsing, validation, error messages, thread-name matching. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "np_options.h"
+#include "tests.h"
+
+static int parse(const char *s, struct np_options *o, char *err, size_t len)
+{
+    memset(err, 'X', len); /* so an unwritten err shows */
+    err[len - 1] = '\0';
+    return np_options_parse(s, o, err, len);
+}
+
+START_TEST(defaults)
+{
+    const char *inputs[] = {NULL, ""};
+    for (int i = 0; i < 2; i++) {
+        struct np_options o;
+        char err[512];
+        ck_assert_int_eq(parse(inputs[i], &o, err, sizeof err), 0);
+        ck_assert_str_eq(err, "");
+        ck_assert_int_eq(o.group, 0);
+        ck_assert_int_eq(o.groups, 0);
+        ck_assert_int_eq(o.cpus, NP_CPUS_NODE);
+        ck_assert_int_eq(o.mem, NP_MEM_PREFERRED);
+        ck_assert_int_eq(o.log_level, NP_LOG_INFO);
+        ck_assert_ptr_null(o.log_file);
+        ck_assert(!o.dryrun && !o.strict && !o.help);
+        ck_assert_str_eq(o.threads, NP_DEFAULT_THREADS);
+        ck_assert_int_eq(o.npatterns, 2);
+        ck_assert_str_eq(o.patterns[0], "ForkJoinPool-*-worker-*");
+        ck_assert_str_eq(o.patterns[1], "ForkJoinPool.commonPool-worker-*");
+        ck_assert_ptr_null(o.patterns[2]);
+        np_options_free(&o);
+    }
+}
+END_TEST
+
+START_TEST(every_key)
+{
+    struct np_options o;
+    char err[512];
+    ck_assert_int_eq(parse("group=3,groups=8,threads=A*|B?x,cpus=core,mem=interleave,"
+                           "log=trace:/tmp/np.log,dryrun,strict=false,help=true",
+                           &o, err, sizeof err), 0);
+    ck_assert_str_eq(err, "");
+    ck_assert_int_eq(o.group, 3);
+    ck_assert_int_eq(o.groups, 8);
+    ck_assert_str_eq(o.threads, "A*|B?x");
+    ck_assert_int_eq(o.npatterns, 2);
+    ck_assert_str_eq(o.patterns[0], "A*");
+    ck_assert_str_eq(o.patterns[1], "B?x");
+    ck_assert_ptr_null(o.patterns[2]);
+    ck_assert_int_eq(o.cpus, NP_CPUS_CORE);
+    ck_assert_int_eq(o.mem, NP_MEM_INTERLEAVE);
+    ck_assert_int_eq(o.log_level, NP_LOG_TRACE);
+    ck_assert_str_eq(o.log_file, "/tmp/np.log");
+    ck_assert(o.dryrun);
+    ck_assert(!o.strict);
+    ck_assert(o.help);
+    np_options_free(&o);
+
+    /* Boundaries of the numbers. */
+    ck_assert_int_eq(parse("group=4095,groups=4096", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.group, 4095);
+    ck_assert_int_eq(o.groups, 4096);
+    np_options_free(&o);
+    ck_assert_int_eq(parse("groups=1,group=0", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.groups, 1);
+    np_options_free(&o);
+    /* group without groups: range checked later against the node count. */
+    ck_assert_int_eq(parse("group=7", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.group, 7);
+    ck_assert_int_eq(o.groups, 0);
+    np_options_free(&o);
+}
+END_TEST
+
+START_TEST(every_enum_value)
+{
+    static const char *const cpus[] = {"node", "core", "pu"};
+    static const char *const mem[] = {"preferred", "bind", "interleave", "local", "none"};
+    static const char *const levels[] = {"off", "error", "warning", "info", "debug", "trace"};
+    struct np_options o;
+    char err[512], s[64];
+    for (int i = 0; i < 3; i++) {
+        snprintf(s, sizeof s, "cpus=%s", cpus[i]);
+        ck_assert_int_eq(parse(s, &o, err, sizeof err), 0);
+        ck_assert_int_eq(o.cpus, i);
+        ck_assert_str_eq(np_cpus_mode_name(o.cpus), cpus[i]);
+        np_options_free(&o);
+    }
+    for (int i = 0; i < 5; i++) {
+        snprintf(s, sizeof s, "mem=%s", mem[i]);
+        ck_assert_int_eq(parse(s, &o, err, sizeof err), 0);
+        ck_assert_int_eq(o.mem, i);
+        ck_assert_str_eq(np_mem_mode_name(o.mem), mem[i]);
+        np_options_free(&o);
+    }
+    for (int i = 0; i < 6; i++) {
+        snprintf(s, sizeof s, "log=%s", levels[i]);
+        ck_assert_int_eq(parse(s, &o, err, sizeof err), 0);
+        ck_assert_int_eq(o.log_level, i);
+        ck_assert_ptr_null(o.log_file);
+        np_options_free(&o);
+    }
+}
+END_TEST
+
+START_TEST(flags)
+{
+    struct {
+        const char *s;
+        int dryrun, strict, help;
+    } cases[] = {
+        {"dryrun", 1, 0, 0},
+        {"dryrun=true", 1, 0, 0},
+        {"dryrun=false", 0, 0, 0},
+        {"strict", 0, 1, 0},
+        {"strict=true,dryrun=false", 0, 1, 0},
+        {"help", 0, 0, 1},
+        {"help=false,strict=false,dryrun", 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct np_options o;
+        char err[512];
+        ck_assert_msg(parse(cases[i].s, &o, err, sizeof err) == 0, "%s: %s", cases[i].s, err);
+        ck_assert_msg(o.dryrun == cases[i].dryrun && o.strict == cases[i].strict &&
+                          o.help == cases[i].help,
+                      "%s: dryrun=%d strict=%d help=%d", cases[i].s, o.dryrun, o.strict, o.help);
+        np_options_free(&o);
+    }
+}
+END_TEST
+
+START_TEST(log_level_and_file)
+{
+    struct np_options o;
+    char err[512];
+    ck_assert_int_eq(parse("log=debug:/path", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.log_level, NP_LOG_DEBUG);
+    ck_assert_str_eq(o.log_file, "/path");
+    np_options_free(&o);
+    /* Only the first colon separates: the rest is the file name. */
+    ck_assert_int_eq(parse("log=warning:/a:b", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.log_level, NP_LOG_WARNING);
+    ck_assert_str_eq(o.log_file, "/a:b");
+    np_options_free(&o);
+    ck_assert_ptr_null(o.log_file); /* np_options_free clears */
+}
+END_TEST
+
+/* Every bad option string: -1, and one message naming the option and its
+ * valid values. */
+static const struct {
+    const char *s;
+    const char *names;   /* the option, as the message quotes it */
+    const char *valid;   /* part of the valid-values text */
+} bad[] = {
+    {"bogus=1", "'bogus'", "valid options are group, groups, threads, cpus, mem, log, dryrun, strict, help"},
+    {"Group=1", "'Group'", "valid options are group, groups"},
+    {"group=1,,mem=bind", "empty option", "valid options are group, groups, threads, cpus, mem, log, dryrun, strict, help"},
+    {",", "empty option", "valid options are group"},
+    {"group=1,", "empty option", "valid options are group"},
+    {"group=-1", "'group'", "valid values are a group index from 0 to 4095"},
+    {"group=abc", "'group'", "valid values are a group index from 0 to 4095"},
+    {"group=+1", "'group'", "valid values are a group index from 0 to 4095"},
+    {"group= 1", "'group'", "valid values are a group index from 0 to 4095"},
+    {"group=1x", "'group'", "valid values are a group index from 0 to 4095"},
+    {"group=", "'group'", "valid values are a group index from 0 to 4095"},
+    {"group", "'group'", "valid values are a group index from 0 to 4095"},
+    {"group=99999999999999999999", "'group'", "valid values are a group index from 0 to 4095"},
+    {"group=4096", "'group'", "valid values are a group index from 0 to 4095"},
+    {"groups=0", "'groups'", "valid values are a group count from 1 to 4096"},
+    {"groups=4097", "'groups'", "valid values are a group count from 1 to 4096"},
+    {"groups=", "'groups'", "valid values are a group count from 1 to 4096"},
+    {"group=2,groups=2", "'group=2'", "groups=2: valid values are 0 to 1"},
+    {"groups=3,group=5", "'group=5'", "groups=3: valid values are 0 to 2"},
+    {"cpus=bogus", "'cpus'", "valid values are node, core, pu"},
+    {"cpus=", "'cpus'", "valid values are node, core, pu"},
+    {"cpus=Node", "'cpus'", "valid values are node, core, pu"},
+    {"mem=bogus", "'mem'", "valid values are preferred, bind, interleave, local, none"},
+    {"log=loud", "'log'", "off, error, warning, info, debug, trace"},
+    {"log=info:", "'log'", "off, error, warning, info, debug, trace"},
+    {"log=:file", "'log'", "off, error, warning, info, debug, trace"},
+    {"log=", "'log'", "off, error, warning, info, debug, trace"},
+    {"threads=", "'threads'", "shell globs separated by '|'"},
+    {"threads=a||b", "'threads'", "shell globs separated by '|'"},
+    {"threads=|a", "'threads'", "shell globs separated by '|'"},
+    {"threads=a|", "'threads'", "shell globs separated by '|'"},
+    {"threads=|", "'threads'", "shell globs separated by '|'"},
+    {"dryrun=maybe", "'dryrun'", "valid values are no value, true or false"},
+    {"strict=1", "'strict'", "valid values are no value, true or false"},
+    {"help=", "'help'", "valid values are no value, true or false"},
+};
+
+START_TEST(errors)
+{
+    struct np_options o;
+    char err[512];
+    const char *s = bad[_i].s;
+    ck_assert_msg(parse(s, &o, err, sizeof err) == -1, "'%s' was accepted", s);
+    ck_assert_msg(strstr(err, bad[_i].names) != NULL, "'%s': message \"%s\" does not name %s", s,
+                  err, bad[_i].names);
+    ck_assert_msg(strstr(err, bad[_i].valid) != NULL,
+                  "'%s': message \"%s\" does not give the valid values \"%s\"", s, err,
+                  bad[_i].valid);
+    ck_assert_msg(strchr(err, '\n') == NULL, "'%s': message is not one line: %s", s, err);
+    np_options_free(&o);
+}
+END_TEST
+
+START_TEST(error_quotes_bad_value)
+{
+    struct np_options o;
+    char err[512];
+    ck_assert_int_eq(parse("mem=bogus", &o, err, sizeof err), -1);
+    ck_assert_str_eq(err, "invalid value 'bogus' for option 'mem': valid values are preferred, "
+                          "bind, interleave, local, none");
+    np_options_free(&o);
+    ck_assert_int_eq(parse("cpus=", &o, err, sizeof err), -1);
+    ck_assert_str_eq(err, "option 'cpus' needs a value: valid values are node, core, pu");
+    np_options_free(&o);
+    /* A long bad value is cut short in the message. */
+    char s[400];
+    snprintf(s, sizeof s, "cpus=%0300d", 7);
+    ck_assert_int_eq(parse(s, &o, err, sizeof err), -1);
+    ck_assert_msg(strlen(err) < 250 && strstr(err, "...' for option 'cpus'") != NULL, "%s", err);
+    np_options_free(&o);
+    /* A small err buffer still gets a terminated message. */
+    char small[16];
+    ck_assert_int_eq(parse("cpus=bogus", &o, small, sizeof small), -1);
+    ck_assert_uint_eq(strlen(small), sizeof small - 1);
+    np_options_free(&o);
+}
+END_TEST
+
+START_TEST(duplicate_key)
+{
+    const char *dups[] = {"mem=bind,mem=local", "group=1,group=1", "dryrun,dryrun=false",
+                          "log=info,log=debug"};
+    const char *names[] = {"'mem'", "'group'", "'dryrun'", "'log'"};
+    for (int i = 0; i < 4; i++) {
+        struct np_options o;
+        char err[512];
+        ck_assert_msg(parse(dups[i], &o, err, sizeof err) == -1, "%s accepted", dups[i]);
+        ck_assert_msg(strstr(err, names[i]) && strstr(err, "more than once"), "%s: %s", dups[i],
+                      err);
+        np_options_free(&o);
+    }
+}
+END_TEST
+
+START_TEST(too_long)
+{
+    struct np_options o;
+    char err[512];
+    /* Exactly NP_MAX_OPTIONS_LEN bytes: accepted. */
+    char *s = malloc(NP_MAX_OPTIONS_LEN + 2);
+    ck_assert_ptr_nonnull(s);
+    memset(s, 'a', NP_MAX_OPTIONS_LEN + 1);
+    memcpy(s, "threads=", 8);
+    s[NP_MAX_OPTIONS_LEN] = '\0';
+    ck_assert_int_eq(parse(s, &o, err, sizeof err), 0);
+    ck_assert_uint_eq(strlen(o.threads), NP_MAX_OPTIONS_LEN - 8);
+    np_options_free(&o);
+    /* One more: refused, with the limit in the message. */
+    s[NP_MAX_OPTIONS_LEN] = 'a';
+    s[NP_MAX_OPTIONS_LEN + 1] = '\0';
+    ck_assert_int_eq(parse(s, &o, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "8193") && strstr(err, "8192"), "%s", err);
+    np_options_free(&o);
+    free(s);
+}
+END_TEST
+
+START_TEST(log_applied_despite_error)
+{
+    struct np_options o;
+    char err[512];
+    /* log= before and after the bad option. */
+    ck_assert_int_eq(parse("log=debug:/tmp/x.log,cpus=bogus", &o, err, sizeof err), -1);
+    ck_assert_int_eq(o.log_level, NP_LOG_DEBUG);
+    ck_assert_str_eq(o.log_file, "/tmp/x.log");
+    ck_assert_ptr_nonnull(strstr(err, "'cpus'"));
+    np_options_free(&o);
+    ck_assert_int_eq(parse("bogus,log=warning:/tmp/y.log", &o, err, sizeof err), -1);
+    ck_assert_int_eq(o.log_level, NP_LOG_WARNING);
+    ck_assert_str_eq(o.log_file, "/tmp/y.log");
+    ck_assert_ptr_nonnull(strstr(err, "'bogus'"));
+    np_options_free(&o);
+    /* The first error is the one reported. */
+    ck_assert_int_eq(parse("mem=x,cpus=y,log=error", &o, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "'mem'"));
+    ck_assert_ptr_null(strstr(err, "'cpus'"));
+    ck_assert_int_eq(o.log_level, NP_LOG_ERROR);
+    np_options_free(&o);
+}
+END_TEST
+
+START_TEST(match_default)
+{
+    struct np_options o;
+    char err[512];
+    ck_assert_int_eq(parse(NULL, &o, err, sizeof err), 0);
+    const char *yes[] = {"ForkJoinPool-1-worker-3", "ForkJoinPool-12-worker-107",
+                         "ForkJoinPool.commonPool-worker-7", "ForkJoinPool.commonPool-worker-"};
+    const char *no[] = {"main", "ForkJoinPool-1-worker", "ForkJoinPool.commonPool-worker",
+                        "forkjoinpool-1-worker-3", "xForkJoinPool-1-worker-3", "", "GC Thread#0",
+                        "ForkJoinPool.commonPool"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        ck_assert_msg(np_options_match(&o, yes[i]), "'%s' should match", yes[i]);
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        ck_assert_msg(!np_options_match(&o, no[i]), "'%s' should not match", no[i]);
+    np_options_free(&o);
+}
+END_TEST
+
+START_TEST(match_custom)
+{
+    struct np_options o;
+    char err[512];
+    ck_assert_int_eq(parse("threads=Tier1-*|Tier2-*", &o, err, sizeof err), 0);
+    ck_assert(np_options_match(&o, "Tier1-a"));
+    ck_assert(np_options_match(&o, "Tier2-"));
+    ck_assert(np_options_match(&o, "Tier2-worker-9"));
+    ck_assert(!np_options_match(&o, "Tier3-a"));
+    ck_assert(!np_options_match(&o, "Tier1"));
+    ck_assert(!np_options_match(&o, "ForkJoinPool-1-worker-3")); /* replaces the default */
+    np_options_free(&o);
+    ck_assert_int_eq(parse("threads=worker-[0-3]|exact", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.npatterns, 2);
+    ck_assert(np_options_match(&o, "worker-2"));
+    ck_assert(!np_options_match(&o, "worker-4"));
+    ck_assert(np_options_match(&o, "exact"));
+    ck_assert(!np_options_match(&o, "exact2"));
+    np_options_free(&o);
+}
+END_TEST
+
+START_TEST(help_text)
+{
+    const char *h = np_options_help();
+    const char *keys[] = {"group=N", "groups=N", "threads=", "cpus=node|core|pu",
+                          "mem=preferred|bind|interleave|local|none", "log=LEVEL[:FILE]",
+                          "dryrun", "strict", "help", NP_DEFAULT_THREADS};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        ck_assert_msg(strstr(h, keys[i]) != NULL, "help lacks %s", keys[i]);
+}
+END_TEST
+
+Suite *options_suite(void)
+{
+    Suite *s = suite_create("options");
+    TCase *tc = tcase_create("parse");
+    tcase_add_test(tc, defaults);
+    tcase_add_test(tc, every_key);
+    tcase_add_test(tc, every_enum_value);
+    tcase_add_test(tc, flags);
+    tcase_add_test(tc, log_level_and_file);
+    tcase_add_loop_test(tc, errors, 0, (int)(sizeof bad / sizeof *bad));
+    tcase_add_test(tc, error_quotes_bad_value);
+    tcase_add_test(tc, duplicate_key);
+    tcase_add_test(tc, too_long);
+    tcase_add_test(tc, log_applied_despite_error);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("match");
+    tcase_add_test(tc, match_default);
+    tcase_add_test(tc, match_custom);
+    tcase_add_test(tc, help_text);
+    suite_add_tcase(s, tc);
+    return s;
+}

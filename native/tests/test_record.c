@@ -1,0 +1,250 @@
+/* np_record: slot choice, counts, and concurrent use. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "np_record.h"
+#include "tests.h"
+
+static void expect_live(struct np_record *r, const int *want, int n)
+{
+    int got[16];
+    np_record_slot_live(r, got);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(got[i] == want[i], "slot %d has %d live threads, want %d", i, got[i], want[i]);
+}
+
+START_TEST(least_loaded)
+{
+    struct np_record r;
+    ck_assert_int_eq(np_record_init(&r, 3), 0);
+    struct np_entry *a = np_record_add(&r, "a", 101, NP_PLACED, true);
+    struct np_entry *b = np_record_add(&r, "b", 102, NP_PLACED, true);
+    struct np_entry *c = np_record_add(&r, "c", 103, NP_PLACED, true);
+    struct np_entry *d = np_record_add(&r, "d", 104, NP_PLACED, true);
+    ck_assert(a && b && c && d);
+    ck_assert_int_eq(a->slot, 0);
+    ck_assert_int_eq(b->slot, 1);
+    ck_assert_int_eq(c->slot, 2);
+    ck_assert_int_eq(d->slot, 0); /* all tied at one: lowest index */
+    expect_live(&r, (int[]){2, 1, 1}, 3);
+    np_record_end(&r, b);
+    expect_live(&r, (int[]){2, 0, 1}, 3);
+    ck_assert(!b->live);
+    struct np_entry *e = np_record_add(&r, "e", 105, NP_PLACED, true);
+    ck_assert_int_eq(e->slot, 1); /* the freed slot */
+    struct np_entry *f = np_record_add(&r, "f", 106, NP_PLACED, true);
+    ck_assert_int_eq(f->slot, 1); /* tie between 1 and 2: lowest */
+    expect_live(&r, (int[]){2, 2, 1}, 3);
+    struct np_entry *g = np_record_add(&r, "g", 107, NP_PLACED, true);
+    ck_assert_int_eq(g->slot, 2);
+    /* Ending twice counts once. */
+    np_record_end(&r, a);
+    np_record_end(&r, a);
+    expect_live(&r, (int[]){1, 2, 2}, 3);
+    ck_assert_int_eq(r.slot_used[0], 2);
+    ck_assert_int_eq(r.slot_used[1], 3);
+    ck_assert_int_eq(r.slot_used[2], 2);
+    np_record_destroy(&r);
+}
+END_TEST
+
+START_TEST(no_slot)
+{
+    struct np_record r;
+    ck_assert_int_eq(np_record_init(&r, 2), 0);
+    struct np_entry *s = np_record_add(&r, "main", 1, NP_SKIPPED, false);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(s->slot, -1);
+    ck_assert(s->live);
+    ck_assert_str_eq(s->name, "main");
+    ck_assert_int_eq(s->tid, 1);
+    expect_live(&r, (int[]){0, 0}, 2);
+    np_record_end(&r, s);
+    expect_live(&r, (int[]){0, 0}, 2);
+    np_record_destroy(&r);
+    /* No slots at all: take_slot gives none. */
+    ck_assert_int_eq(np_record_init(&r, 0), 0);
+    s = np_record_add(&r, "x", 2, NP_PLACED, true);
+    ck_assert_int_eq(s->slot, -1);
+    np_record_destroy(&r);
+}
+END_TEST
+
+START_TEST(failed_frees_slot)
+{
+    struct np_record r;
+    ck_assert_int_eq(np_record_init(&r, 2), 0);
+    struct np_entry *a = np_record_add(&r, "a", 1, NP_PLACED, true);
+    ck_assert_int_eq(a->slot, 0);
+    np_record_set(&r, a, NP_FAILED, 22, 0, false);
+    ck_assert_int_eq(a->slot, -1);
+    ck_assert_int_eq(a->cpu_errno, 22);
+    expect_live(&r, (int[]){0, 0}, 2);
+    ck_assert_int_eq(r.slot_used[0], 0);
+    struct np_entry *b = np_record_add(&r, "b", 2, NP_PLACED, true);
+    ck_assert_int_eq(b->slot, 0);
+    np_record_end(&r, a); /* no slot: nothing to release */
+    expect_live(&r, (int[]){1, 0}, 2);
+    np_record_destroy(&r);
+}
+END_TEST
+
+START_TEST(counts)
+{
+    struct np_record r;
+    ck_assert_int_eq(np_record_init(&r, 4), 0);
+    struct np_entry *p1 = np_record_add(&r, "p1", 1, NP_PLACED, true);
+    struct np_entry *p2 = np_record_add(&r, "p2", 2, NP_PLACED, true);
+    struct np_entry *p3 = np_record_add(&r, "p3", 3, NP_PLACED, true);
+    np_record_add(&r, "s1", 4, NP_SKIPPED, false);
+    np_record_add(&r, "s2", 5, NP_SKIPPED, false);
+    np_record_add(&r, "w1", 6, NP_WOULD_PLACE, false);
+    struct np_entry *f1 = np_record_add(&r, "f1", 7, NP_PLACED, true);
+    np_record_set(&r, p2, NP_PLACED, 0, 22, false);   /* memory failed */
+    np_record_set(&r, p3, NP_PLACED, 0, 0, true);
+    np_record_set(&r, f1, NP_FAILED, 1, 0, false);
+    np_record_end(&r, p1);
+    np_record_end(&r, f1);
+    struct np_counts c;
+    np_record_counts(&r, &c);
+    ck_assert_int_eq(c.placed, 3);
+    ck_assert_int_eq(c.would_place, 1);
+    ck_assert_int_eq(c.skipped, 2);
+    ck_assert_int_eq(c.failed, 1);
+    ck_assert_int_eq(c.mem_failed, 1);
+    /* live: p2, p3 and w1 (p1 and f1 ended, skipped ones never count) */
+    ck_assert_int_eq(c.live, 3);
+    np_record_destroy(&r);
+}
+END_TEST
+
+struct each_state {
+    char names[64];
+    int n;
+};
+
+static void each_fn(const struct np_entry *e, void *arg)
+{
+    struct each_state *s = arg;
+    strncat(s->names, e->name, sizeof s->names - strlen(s->names) - 1);
+    s->n++;
+}
+
+START_TEST(each_in_order_and_stable)
+{
+    struct np_record r;
+    ck_assert_int_eq(np_record_init(&r, 1), 0);
+    char name[32];
+    snprintf(name, sizeof name, "A");
+    struct np_entry *first = np_record_add(&r, name, 1, NP_PLACED, false);
+    name[0] = 'Z'; /* the record keeps its own copy */
+    np_record_add(&r, "B", 2, NP_SKIPPED, false);
+    np_record_add(&r, "C", 3, NP_SKIPPED, false);
+    struct each_state st = {"", 0};
+    np_record_each(&r, each_fn, &st);
+    ck_assert_str_eq(st.names, "ABC");
+    ck_assert_int_eq(st.n, 3);
+    /* Many more entries than one chunk: the first pointer stays valid. */
+    for (int i = 0; i < 3 * NP_RECORD_CHUNK; i++)
+        ck_assert_ptr_nonnull(np_record_add(&r, "many", i, NP_SKIPPED, false));
+    ck_assert_str_eq(first->name, "A");
+    ck_assert_int_eq(first->tid, 1);
+    ck_assert_int_eq(r.n, 3 + 3 * NP_RECORD_CHUNK);
+    ck_assert_int_eq(r.nchunks, 4);
+    np_record_destroy(&r);
+}
+END_TEST
+
+#define THREADS 16
+#define PER_THREAD 1000
+#define SLOTS 5
+#define HOLD 8 /* more than SLOTS: every batch uses every slot */
+
+struct worker {
+    struct np_record *r;
+    int id;
+    int bad_slot;
+};
+
+static void *worker(void *arg)
+{
+    struct worker *w = arg;
+    char name[32];
+    struct np_entry *held[HOLD];
+    for (int i = 0; i < PER_THREAD; i += HOLD) {
+        /* Hold HOLD at a time, so slots are loaded while others add. */
+        for (int k = 0; k < HOLD; k++) {
+            snprintf(name, sizeof name, "t%d-%d", w->id, i + k);
+            held[k] = np_record_add(w->r, name, w->id * PER_THREAD + i + k, NP_PLACED, true);
+            if (held[k] == NULL || held[k]->slot < 0 || held[k]->slot >= SLOTS)
+                w->bad_slot++;
+        }
+        for (int k = 0; k < HOLD; k++)
+            if (held[k] != NULL)
+                np_record_end(w->r, held[k]);
+    }
+    return NULL;
+}
+
+START_TEST(concurrent)
+{
+    struct np_record r;
+    ck_assert_int_eq(np_record_init(&r, SLOTS), 0);
+    pthread_t th[THREADS];
+    struct worker w[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        w[i] = (struct worker){&r, i, 0};
+        ck_assert_int_eq(pthread_create(&th[i], NULL, worker, &w[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(w[i].bad_slot, 0);
+    }
+    int live[SLOTS], used = 0;
+    np_record_slot_live(&r, live);
+    for (int s = 0; s < SLOTS; s++) {
+        ck_assert_msg(live[s] == 0, "slot %d still has %d live threads", s, live[s]);
+        ck_assert_int_gt(r.slot_used[s], 0);
+        used += r.slot_used[s];
+    }
+    ck_assert_int_eq(used, THREADS * PER_THREAD);
+    struct np_counts c;
+    np_record_counts(&r, &c);
+    ck_assert_int_eq(c.placed, THREADS * PER_THREAD);
+    ck_assert_int_eq(c.live, 0);
+    ck_assert_int_eq(c.skipped + c.failed + c.would_place + c.mem_failed, 0);
+    ck_assert_int_eq(r.n, THREADS * PER_THREAD);
+    /* Every entry is there once, with its own name and tid. */
+    char *seen = calloc(THREADS * PER_THREAD, 1);
+    for (int i = 0; i < r.n; i++) {
+        const struct np_entry *e = &r.chunks[i / NP_RECORD_CHUNK][i % NP_RECORD_CHUNK];
+        ck_assert_int_ge(e->tid, 0);
+        ck_assert_int_lt(e->tid, THREADS * PER_THREAD);
+        char want[32];
+        snprintf(want, sizeof want, "t%d-%d", e->tid / PER_THREAD, e->tid % PER_THREAD);
+        ck_assert_str_eq(e->name, want);
+        ck_assert(!seen[e->tid]);
+        seen[e->tid] = 1;
+        ck_assert(!e->live);
+    }
+    free(seen);
+    np_record_destroy(&r);
+}
+END_TEST
+
+Suite *record_suite(void)
+{
+    Suite *s = suite_create("record");
+    TCase *tc = tcase_create("record");
+    tcase_add_test(tc, least_loaded);
+    tcase_add_test(tc, no_slot);
+    tcase_add_test(tc, failed_frees_slot);
+    tcase_add_test(tc, counts);
+    tcase_add_test(tc, each_in_order_and_stable);
+    tcase_add_test(tc, concurrent);
+    suite_add_tcase(s, tc);
+    return s;
+}
