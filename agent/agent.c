@@ -7,6 +7,8 @@
  *    and threads started earlier, never reach us.
  *  - ThreadEnd runs on the ending thread, and frees its core or hardware
  *    thread for the next one under cpus=core|pu.
+ *  - VMInit reads the flags HotSpot settled on (UseNUMA, GC and compiler
+ *    thread counts) for the start-up advice.
  *  - VMDeath logs the summary.
  * Callbacks run concurrently; np_agent locks what they share. */
 #define _GNU_SOURCE
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "np_agent.h"
+#include "np_hotspot.h"
 
 static struct np_agent *agent;
 static np_once warned_jvmti;
@@ -55,6 +58,37 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     np_agent_thread_end(agent);
 }
 
+static long flag_uint(const char *name)
+{
+    uint32_t v;
+    return np_hotspot_uint(name, &v) == 0 ? (long)v : -1;
+}
+
+static long flag_intx(const char *name)
+{
+    int64_t v;
+    return np_hotspot_intx(name, &v) == 0 ? (long)v : -1;
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti, (void)thread;
+    /* Any function of the JNI table lives in libjvm.so. */
+    struct np_jvm_facts f = {-1, -1, -1, -1, -1};
+    if (np_hotspot_init((const void *)(*jni)->GetVersion) == 0) {
+        bool b;
+        f.use_numa = np_hotspot_bool("UseNUMA", &b) == 0 ? b : -1;
+        f.parallel_gc_threads = flag_uint("ParallelGCThreads");
+        f.conc_gc_threads = flag_uint("ConcGCThreads");
+        f.ci_compiler_count = flag_intx("CICompilerCount");
+        long apc = flag_intx("ActiveProcessorCount");
+        f.cpus_seen = apc > 0 ? (int)apc : -1;
+    } else {
+        np_log(NP_LOG_DEBUG, "HotSpot's VMStructs tables are not there: no advice on JVM flags");
+    }
+    np_agent_jvm_facts(agent, &f);
+}
+
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jni;
@@ -87,6 +121,7 @@ static jint start(JavaVM *vm, const char *options, int late)
     cb.ThreadStart = on_thread_start;
     cb.ThreadEnd = on_thread_end;
     cb.VMDeath = on_vm_death;
+    cb.VMInit = on_vm_init;
     jvmtiError e = (*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb);
     if (e != JVMTI_ERROR_NONE) {
         jvmti_failed(jvmti, "SetEventCallbacks", e);
@@ -94,6 +129,7 @@ static jint start(JavaVM *vm, const char *options, int late)
     }
     static const jvmtiEvent events[] = {
         JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END, JVMTI_EVENT_VM_DEATH,
+        JVMTI_EVENT_VM_INIT,
     };
     for (size_t i = 0; i < sizeof events / sizeof *events; i++) {
         e = (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL);

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "np_agent.h"
 
+#include "np_domains.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +86,63 @@ static enum np_status runtime_failure(struct np_agent *a, const char *msg)
     return NP_OK;
 }
 
+/* The machine's NUMA nodes, for error messages. */
+static const char *all_nodes(const struct np_agent *a, char *buf, size_t len)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    buf[0] = '\0';
+    if (set == NULL)
+        return buf;
+    hwloc_obj_t n = NULL;
+    while ((n = hwloc_get_next_obj_by_type(a->topo.topology, HWLOC_OBJ_NUMANODE, n)) != NULL)
+        hwloc_bitmap_set(set, n->os_index);
+    np_cpulist(buf, len, set);
+    hwloc_bitmap_free(set);
+    return buf;
+}
+
+/* The usable nodes of the machine: homes of the usable CPUs. */
+static void usable_nodes(const struct np_agent *a, hwloc_bitmap_t out)
+{
+    hwloc_bitmap_zero(out);
+    for (int i = 0; i < a->topo.nnodes; i++)
+        hwloc_bitmap_set(out, a->topo.nodes[i]->os_index);
+}
+
+/* Advice that needs only the machine and the start-up state. */
+static void advise_at_start(struct np_agent *a)
+{
+    char msg[1024];
+    a->have_startup = a->topo.thissystem && np_actual_init(&a->startup) == 0 &&
+                      np_read_self(a->topo.topology, &a->startup) == 0;
+    if (a->have_startup && np_advise_alignment(&a->topo, &a->startup, msg, sizeof msg))
+        np_log(NP_LOG_WARNING, "advice: %s", msg);
+    if (a->topo.thissystem && !a->opt.dryrun &&
+        np_advise_numa_balancing(np_read_numa_balancing(NULL), msg, sizeof msg))
+        np_log(NP_LOG_WARNING, "advice: %s", msg);
+}
+
+void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
+{
+    if (!a->active)
+        return;
+    char msg[1024];
+    struct np_jvm_facts facts = *f;
+    if (facts.cpus_seen <= 0 && a->have_startup)
+        facts.cpus_seen = hwloc_bitmap_weight(a->startup.cpus);
+    f = &facts;
+    hwloc_bitmap_t all = hwloc_bitmap_alloc();
+    if (all != NULL) {
+        usable_nodes(a, all);
+        if (np_advise_use_numa(f, a->mine->nodes, all, msg, sizeof msg))
+            np_log(f->use_numa == 1 && !hwloc_bitmap_isequal(a->mine->nodes, all)
+                       ? NP_LOG_WARNING : NP_LOG_INFO, "advice: %s", msg);
+        hwloc_bitmap_free(all);
+    }
+    if (np_advise_threads(f, hwloc_bitmap_weight(a->mine->cpus), msg, sizeof msg))
+        np_log(NP_LOG_WARNING, "advice: %s", msg);
+}
+
 static enum np_status start(struct np_agent *a, const char *options)
 {
     char err[1024];
@@ -113,20 +172,57 @@ static enum np_status start(struct np_agent *a, const char *options)
     if (np_topo_load(&a->topo, NULL, NULL, err, sizeof err) != 0)
         return runtime_failure(a, err);
     if (a->opt.groups == 0) {
-        a->opt.groups = a->topo.nnodes;
+        struct np_domains d;
+        if (np_domains_get(&a->topo, a->opt.domain, &d) == 0) {
+            a->opt.groups = d.n;
+            np_domains_free(&d);
+        } else {
+            a->opt.groups = 1; /* np_plan_build reports the missing domain */
+        }
         if (a->opt.group >= a->opt.groups) {
-            np_log_fatal("option 'group=%d' is out of range: groups defaults to %d, the NUMA nodes "
+            np_log_fatal("option 'group=%d' is out of range: groups defaults to %d, the %ss "
                          "with CPUs here, so valid values are 0 to %d (or set groups=)",
-                         a->opt.group, a->opt.groups, a->opt.groups - 1);
+                         a->opt.group, a->opt.groups, np_domain_name(a->opt.domain),
+                         a->opt.groups - 1);
             return NP_ERR_OPTIONS;
         }
     }
-    if (np_plan_build(&a->topo, a->opt.groups, &a->plan) != 0) {
-        snprintf(err, sizeof err, "cannot plan %d groups: %s", a->opt.groups, strerror(errno));
+    if (np_plan_build(&a->topo, a->opt.groups, a->opt.domain, &a->plan) != 0) {
+        if (errno == ENOENT)
+            snprintf(err, sizeof err, "domain=%s: this machine reports no %s with usable CPUs",
+                     np_domain_name(a->opt.domain), np_domain_name(a->opt.domain));
+        else
+            snprintf(err, sizeof err, "cannot plan %d groups: %s", a->opt.groups, strerror(errno));
         return runtime_failure(a, err);
     }
     a->mine = &a->plan.groups[a->opt.group];
-    a->nslots = np_slots(&a->topo, a->mine->cpus, a->opt.cpus, &a->slots);
+    if ((a->place_cpus = hwloc_bitmap_alloc()) == NULL ||
+        (a->mem_nodes = hwloc_bitmap_alloc()) == NULL)
+        return runtime_failure(a, "cannot set up placement: out of memory");
+    char kind[32];
+    if (np_plan_kind(&a->topo, a->opt.cpukind, a->mine->cpus, a->place_cpus) != 0) {
+        np_log_fatal("option 'cpukind=%s' names a CPU kind this machine does not have: valid "
+                     "values are performance, efficiency, any, or 0 to %d",
+                     np_cpukind_name(a->opt.cpukind, kind, sizeof kind),
+                     hwloc_cpukinds_get_nr(a->topo.topology, 0) - 1);
+        return NP_ERR_OPTIONS;
+    }
+    if (a->opt.mem_nodes == NULL) {
+        hwloc_bitmap_copy(a->mem_nodes, a->mine->nodes);
+    } else {
+        hwloc_bitmap_list_sscanf(a->mem_nodes, a->opt.mem_nodes);
+        int n;
+        hwloc_bitmap_foreach_begin(n, a->mem_nodes) {
+            if (hwloc_get_numanode_obj_by_os_index(a->topo.topology, (unsigned)n) == NULL) {
+                np_log_fatal("option 'mem=%s:%s' names node %d, which this machine does not "
+                             "have: valid nodes are %s", np_mem_mode_name(a->opt.mem),
+                             a->opt.mem_nodes, n, all_nodes(a, err, sizeof err));
+                return NP_ERR_OPTIONS;
+            }
+        }
+        hwloc_bitmap_foreach_end();
+    }
+    a->nslots = np_slots(&a->topo, a->place_cpus, a->opt.cpus, &a->slots);
     if (a->nslots < 0 || np_record_init(&a->record, a->nslots) != 0) {
         a->nslots = 0;
         return runtime_failure(a, "cannot set up placement: out of memory");
@@ -136,21 +232,23 @@ static enum np_status start(struct np_agent *a, const char *options)
     char line[2048], cpus[1024], mem[256], threads[1024];
     np_topo_summary(&a->topo, line, sizeof line);
     np_log(NP_LOG_INFO, "topology %s", line);
-    struct np_target t = {a->mine->cpus, a->mine->nodes, a->opt.mem};
-    np_cpulist(cpus, sizeof cpus, a->mine->cpus);
+    struct np_target t = {a->place_cpus, a->mem_nodes, a->opt.mem};
+    np_cpulist(cpus, sizeof cpus, a->place_cpus);
     np_mem_target_str(mem, sizeof mem, &t);
     np_quote(threads, sizeof threads, a->opt.threads);
     np_log(NP_LOG_INFO,
-           "plan group=%d groups=%d node=%s slice=%d/%d cpus=%s cpus_mode=%s slots=%d mem=%s "
-           "threads=%s dryrun=%s strict=%s",
-           a->opt.group, a->opt.groups, a->node_list, a->mine->slice + 1, a->mine->nslices, cpus,
-           np_cpus_mode_name(a->opt.cpus), a->nslots, mem, threads, yesno(a->opt.dryrun),
-           yesno(a->opt.strict));
+           "plan group=%d groups=%d domain=%s node=%s slice=%d/%d cpus=%s cpus_mode=%s "
+           "cpukind=%s slots=%d mem=%s threads=%s dryrun=%s strict=%s",
+           a->opt.group, a->opt.groups, np_domain_name(a->opt.domain), a->node_list,
+           a->mine->slice + 1, a->mine->nslices, cpus, np_cpus_mode_name(a->opt.cpus),
+           np_cpukind_name(a->opt.cpukind, kind, sizeof kind), a->nslots, mem, threads,
+           yesno(a->opt.dryrun), yesno(a->opt.strict));
     for (int i = 0; i < a->plan.nwarnings; i++) {
         const struct np_warning *w = &a->plan.warnings[i];
         if (a->opt.group >= w->first_group && a->opt.group <= w->last_group)
-            np_log(NP_LOG_WARNING, "%s", w->text);
+            np_log(NP_LOG_WARNING, "advice: %s", w->text);
     }
+    advise_at_start(a);
 
     if (a->opt.mem != NP_MEM_NONE && !a->opt.dryrun && np_bind_init() != 0) {
         if (a->opt.strict) {
@@ -162,6 +260,7 @@ static enum np_status start(struct np_agent *a, const char *options)
                np_mem_mode_name(a->opt.mem));
         a->opt.mem = NP_MEM_NONE;
     }
+    t.mem = a->opt.mem;
     if (a->opt.strict && !a->opt.dryrun && probe(a, &t, err, sizeof err) != 0) {
         np_log_fatal("%s (strict: the JVM does not start)", err);
         return NP_ERR_RUNTIME;
@@ -188,6 +287,41 @@ enum np_status np_agent_create(const char *options, struct np_agent **out)
     return NP_OK;
 }
 
+/* True when `cpus` is a placement numapin gives: the group's CPUs or a
+ * slot. */
+static bool is_placement(const struct np_agent *a, hwloc_const_bitmap_t cpus)
+{
+    if (hwloc_bitmap_isequal(cpus, a->place_cpus))
+        return true;
+    for (int s = 0; s < a->nslots; s++)
+        if (hwloc_bitmap_isequal(cpus, a->slots[s]))
+            return true;
+    return false;
+}
+
+/* A thread that is not to be placed but was created by a placed one has
+ * inherited its CPUs and memory policy: give it the start-up ones back.
+ * A binding numapin did not make (the application's own) is left alone. */
+static void skip(struct np_agent *a, const char *qname, pid_t tid)
+{
+    const char *reset = "";
+    struct np_actual now;
+    if (!a->opt.dryrun && a->have_startup && np_actual_init(&now) == 0) {
+        if (np_read_self(a->topo.topology, &now) == 0 && is_placement(a, now.cpus) &&
+            !hwloc_bitmap_isequal(now.cpus, a->startup.cpus)) {
+            if (np_restore_self(a->topo.topology, &a->startup) == 0)
+                reset = " reset=start-up";
+            else
+                np_log(np_once_level(&a->warned_reset, NP_LOG_WARNING),
+                       "cannot put %s tid=%d back on the start-up CPUs it would have had but "
+                       "for the placed thread that created it: %s (%s)",
+                       qname, (int)tid, strerror(errno), errname(errno));
+        }
+        np_actual_destroy(&now);
+    }
+    np_log(NP_LOG_DEBUG, "skipped %s tid=%d%s", qname, (int)tid, reset);
+}
+
 void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
 {
     if (!a->active)
@@ -196,12 +330,13 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     np_quote(qname, sizeof qname, name);
     if (!np_options_match(&a->opt, name)) {
         np_record_add(&a->record, name, tid, NP_SKIPPED, false);
-        np_log(NP_LOG_DEBUG, "skipped %s tid=%d", qname, (int)tid);
+        skip(a, qname, tid);
         return;
     }
-    struct np_entry *e = np_record_add(&a->record, name, tid,
-                                       a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
-                                       a->opt.cpus != NP_CPUS_NODE);
+    int live;
+    struct np_entry *e = np_record_add_live(&a->record, name, tid,
+                                            a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
+                                            a->opt.cpus != NP_CPUS_NODE, &live);
     if (e == NULL) {
         np_log(np_once_level(&a->warned_oom, NP_LOG_WARNING),
                "out of memory: %s tid=%d is not placed", qname, (int)tid);
@@ -209,9 +344,16 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     }
     self_entry = e;
     self_agent = a;
+    int ncpus = hwloc_bitmap_weight(a->place_cpus);
+    if (live > ncpus)
+        np_log(np_once_level(&a->warned_oversubscribed, NP_LOG_WARNING),
+               "advice: %d placed threads are live on this group's %d CPUs, so they share CPUs: size "
+               "the pools to the group (new ForkJoinPool(%d), "
+               "-Djava.util.concurrent.ForkJoinPool.common.parallelism=%d)",
+               live, ncpus, ncpus, ncpus);
     /* e->slot is written only by this thread, at add and on failure. */
-    hwloc_const_bitmap_t cpus = e->slot >= 0 ? a->slots[e->slot] : a->mine->cpus;
-    struct np_target t = {cpus, a->mine->nodes, a->opt.mem};
+    hwloc_const_bitmap_t cpus = e->slot >= 0 ? a->slots[e->slot] : a->place_cpus;
+    struct np_target t = {cpus, a->mem_nodes, a->opt.mem};
     char want_cpus[1024], want_mem[256];
     np_cpulist(want_cpus, sizeof want_cpus, cpus);
     np_mem_target_str(want_mem, sizeof want_mem, &t);
@@ -281,7 +423,8 @@ void np_agent_summary(struct np_agent *a)
     if (used != NULL) {
         pthread_mutex_lock(&a->record.lock);
         for (int s = 0; s < a->nslots; s++)
-            if (a->record.slot_used[s] > 0 || (a->opt.cpus == NP_CPUS_NODE && c.placed > 0))
+            if (a->record.slot_used[s] > 0 ||
+                (a->opt.cpus == NP_CPUS_NODE && c.placed + c.would_place > 0))
                 hwloc_bitmap_or(used, used, a->slots[s]);
         pthread_mutex_unlock(&a->record.lock);
         if (!hwloc_bitmap_iszero(used))
@@ -300,6 +443,9 @@ void np_agent_destroy(struct np_agent *a)
     if (a->record.slot_live != NULL)
         np_record_destroy(&a->record);
     np_slots_free(a->slots, a->nslots > 0 ? a->nslots : 0);
+    hwloc_bitmap_free(a->place_cpus);
+    hwloc_bitmap_free(a->mem_nodes);
+    np_actual_destroy(&a->startup);
     np_plan_free(&a->plan);
     np_topo_destroy(&a->topo);
     np_options_free(&a->opt);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "np_advise.h"
 #include "np_bind.h"
 #include "np_options.h"
 #include "np_plan.h"
@@ -32,11 +33,18 @@ struct np_agent {
     struct np_topo topo;
     struct np_plan plan;
     const struct np_group_plan *mine; /* this JVM's group */
+    hwloc_bitmap_t place_cpus;        /* the group's CPUs of the chosen cpukind */
+    hwloc_bitmap_t mem_nodes;         /* nodes of placed threads' memory policy */
     hwloc_bitmap_t *slots;            /* placement slots, per opt.cpus */
     int nslots;
     char node_list[256];              /* this group's nodes, cpulist syntax */
+    /* The loading thread's CPU binding and memory policy: what threads
+     * not placed should have, and the start-up binding to advise on. */
+    struct np_actual startup;
+    bool have_startup;
     struct np_record record;
-    np_once warned_cpu, warned_mem, warned_verify, warned_oom;
+    np_once warned_cpu, warned_mem, warned_verify, warned_oom, warned_oversubscribed,
+        warned_reset;
 };
 
 /* Parses the options, loads the topology, plans, and logs the start-up
@@ -44,7 +52,14 @@ struct np_agent {
  * after writing one error line; on NP_ERR_* *out is NULL. */
 enum np_status np_agent_create(const char *options, struct np_agent **out);
 
-/* A thread started; called on that thread. */
+/* What the JVM decided before numapin could act (flags read at VMInit):
+ * logs the advice that follows from it. */
+void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f);
+
+/* A thread started; called on that thread.  A matching thread is placed.
+ * A thread that does not match but inherited a placement from the thread
+ * that created it (Linux threads inherit affinity and memory policy) is put
+ * back to the process's start-up CPUs and policy. */
 void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid);
 
 /* The calling thread, which np_agent_thread_start saw, is ending. */

@@ -3,17 +3,31 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const cpus_names[] = {"node", "core", "pu"};
 static const char *const mem_names[] = {"preferred", "bind", "interleave", "local", "none"};
+static const char *const domain_names[] = {"node", "package", "l3"};
+static const char *const cpukind_names[] = {"performance", "efficiency", "any"};
 
 const char *np_cpus_mode_name(enum np_cpus_mode m) { return cpus_names[m]; }
+const char *np_domain_name(enum np_domain d) { return domain_names[d]; }
+
+const char *np_cpukind_name(int kind, char *buf, size_t len)
+{
+    if (kind < 0)
+        snprintf(buf, len, "%s", cpukind_names[-kind - 1]);
+    else
+        snprintf(buf, len, "%d", kind);
+    return buf;
+}
 const char *np_mem_mode_name(enum np_mem_mode m) { return mem_names[m]; }
 
-#define VALID_KEYS "group, groups, threads, cpus, mem, log, dryrun, strict, help"
+#define VALID_KEYS \
+    "group, groups, threads, domain, cpus, cpukind, mem, log, dryrun, strict, help"
 
 const char *np_options_help(void)
 {
@@ -24,10 +38,14 @@ const char *np_options_help(void)
 "  groups=N         JVM groups sharing the host (default: NUMA nodes with CPUs)\n"
 "  threads=GLOB|..  thread names to place, shell globs separated by |\n"
 "                   (default " NP_DEFAULT_THREADS ")\n"
+"  domain=node|package|l3  what a group is placed on (default node)\n"
 "  cpus=node|core|pu  a placed thread gets all CPUs of the group (node, default),\n"
 "                   or the one core or hardware thread holding fewest placed threads\n"
-"  mem=preferred|bind|interleave|local|none  memory policy of placed threads\n"
-"                   on the group's node(s) (default preferred)\n"
+"  cpukind=performance|efficiency|any|N  on hybrid CPUs, the kind placed threads\n"
+"                   use (default performance: the most performant cores)\n"
+"  mem=preferred|bind|interleave|local|none[:NODES]  memory policy of placed\n"
+"                   threads, on the group's node(s) or on NODES, e.g. bind:0-1+4\n"
+"                   (default preferred)\n"
 "  log=LEVEL[:FILE] off, error, warning, info (default), debug, trace;\n"
 "                   to stdout, or appended to FILE\n"
 "  dryrun           plan and log, bind nothing\n"
@@ -97,6 +115,57 @@ static int parse_log(const char *v, struct np_options *o)
     return -1;
 }
 
+/* MODE or MODE:NODES.  NODES is a node number, a range, or several joined
+ * by '+' ("0-1+4"): commas already separate options. */
+static int parse_mem(const char *v, struct np_options *o)
+{
+    const char *colon = strchr(v, ':');
+    size_t n = colon ? (size_t)(colon - v) : strlen(v);
+    for (int m = 0; m < 5; m++) {
+        if (strlen(mem_names[m]) != n || strncmp(v, mem_names[m], n) != 0)
+            continue;
+        free(o->mem_nodes);
+        o->mem_nodes = NULL;
+        if (colon != NULL) {
+            if (m == NP_MEM_LOCAL || m == NP_MEM_NONE)
+                return -1; /* these name no node */
+            const char *nodes = colon + 1;
+            size_t len = strlen(nodes);
+            if (*nodes < '0' || *nodes > '9' || nodes[len - 1] < '0' || nodes[len - 1] > '9' ||
+                strspn(nodes, "0123456789-+") != len || strstr(nodes, "++") != NULL ||
+                strstr(nodes, "+-") != NULL || strstr(nodes, "-+") != NULL ||
+                strstr(nodes, "--") != NULL)
+                return -1;
+            char *list = strdup(nodes);
+            hwloc_bitmap_t set = hwloc_bitmap_alloc();
+            if (list != NULL)
+                for (char *c = list; *c; c++)
+                    *c = *c == '+' ? ',' : *c;
+            int ok = list != NULL && set != NULL && hwloc_bitmap_list_sscanf(set, list) == 0 &&
+                     !hwloc_bitmap_iszero(set) && hwloc_bitmap_last(set) < 4096;
+            hwloc_bitmap_free(set);
+            if (!ok) {
+                free(list);
+                return -1;
+            }
+            o->mem_nodes = list; /* cpulist syntax, commas */
+        }
+        o->mem = (enum np_mem_mode)m;
+        return 0;
+    }
+    return -1;
+}
+
+static int parse_cpukind(const char *v, struct np_options *o)
+{
+    int x = lookup(v, cpukind_names, 3);
+    if (x >= 0) {
+        o->cpukind = -x - 1;
+        return 0;
+    }
+    return parse_int(v, 0, 255, &o->cpukind);
+}
+
 static int parse_threads(const char *v, struct np_options *o)
 {
     size_t len = strlen(v);
@@ -129,9 +198,13 @@ static int parse_threads(const char *v, struct np_options *o)
     return 0;
 }
 
-enum key { K_GROUP, K_GROUPS, K_THREADS, K_CPUS, K_MEM, K_LOG, K_DRYRUN, K_STRICT, K_HELP, K_COUNT };
+enum key {
+    K_GROUP, K_GROUPS, K_THREADS, K_DOMAIN, K_CPUS, K_CPUKIND, K_MEM, K_LOG, K_DRYRUN,
+    K_STRICT, K_HELP, K_COUNT
+};
 static const char *const key_names[K_COUNT] = {
-    "group", "groups", "threads", "cpus", "mem", "log", "dryrun", "strict", "help",
+    "group", "groups", "threads", "domain", "cpus", "cpukind", "mem", "log", "dryrun",
+    "strict", "help",
 };
 
 /* Parses one key[=value]; returns -1 with err written on failure. */
@@ -159,7 +232,7 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
         snprintf(err, errlen, "option '%s' needs a value", kv);
         goto valid_values;
     }
-    char names[128];
+    char names[256];
     int x;
     switch ((enum key)k) {
     case K_GROUP:
@@ -180,11 +253,19 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
             return 0;
         }
         break;
-    case K_MEM:
-        if ((x = lookup(v, mem_names, 5)) >= 0) {
-            o->mem = (enum np_mem_mode)x;
+    case K_DOMAIN:
+        if ((x = lookup(v, domain_names, 3)) >= 0) {
+            o->domain = (enum np_domain)x;
             return 0;
         }
+        break;
+    case K_CPUKIND:
+        if (parse_cpukind(v, o) == 0)
+            return 0;
+        break;
+    case K_MEM:
+        if (parse_mem(v, o) == 0)
+            return 0;
         break;
     case K_LOG:
         if (parse_log(v, o) == 0)
@@ -215,7 +296,14 @@ valid_values:;
     case K_GROUPS: valid = "a group count from 1 to 4096"; break;
     case K_THREADS: valid = "shell globs separated by '|', none empty, e.g. 'Tier1-*|Tier2-*'"; break;
     case K_CPUS: join_names(names, sizeof names, cpus_names, 3); valid = names; break;
-    case K_MEM: join_names(names, sizeof names, mem_names, 5); valid = names; break;
+    case K_DOMAIN: join_names(names, sizeof names, domain_names, 3); valid = names; break;
+    case K_CPUKIND: valid = "performance, efficiency, any, or a kind number from 0"; break;
+    case K_MEM:
+        join_names(names, sizeof names, mem_names, 5);
+        strncat(names, ", optionally followed by :NODES (e.g. bind:0-1+4) except for local and none",
+                sizeof names - strlen(names) - 1);
+        valid = names;
+        break;
     case K_LOG: valid = "LEVEL or LEVEL:FILE with LEVEL one of off, error, warning, info, debug, trace"; break;
     default: valid = "no value, true or false"; break;
     }
@@ -228,6 +316,8 @@ int np_options_parse(const char *s, struct np_options *o, char *err, size_t errl
     memset(o, 0, sizeof *o);
     o->log_level = NP_LOG_INFO;
     o->cpus = NP_CPUS_NODE;
+    o->domain = NP_DOMAIN_NODE;
+    o->cpukind = NP_CPUKIND_PERFORMANCE;
     o->mem = NP_MEM_PREFERRED;
     err[0] = '\0';
     if (parse_threads(NP_DEFAULT_THREADS, o) != 0) {
@@ -279,6 +369,7 @@ void np_options_free(struct np_options *o)
     free(o->patterns);
     free(o->threads);
     free(o->log_file);
+    free(o->mem_nodes);
     memset(o, 0, sizeof *o);
 }
 

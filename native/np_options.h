@@ -1,7 +1,8 @@
 /* np_options: the agent's option string, parsed and validated.
  *
- *   group=N,groups=N,threads=GLOB|GLOB,cpus=node|core|pu,
- *   mem=preferred|bind|interleave|local|none,log=LEVEL[:FILE],
+ *   group=N,groups=N,threads=GLOB|GLOB,domain=node|package|l3,
+ *   cpus=node|core|pu,cpukind=performance|efficiency|any|N,
+ *   mem=preferred|bind|interleave|local|none[:NODES],log=LEVEL[:FILE],
  *   dryrun,strict,help
  *
  * docs/options.md is the user-facing reference; np_options_help() prints
@@ -20,6 +21,15 @@
 
 enum np_cpus_mode { NP_CPUS_NODE, NP_CPUS_CORE, NP_CPUS_PU };
 
+/* What one group is placed on. */
+enum np_domain { NP_DOMAIN_NODE, NP_DOMAIN_PACKAGE, NP_DOMAIN_L3 };
+
+/* Which CPU kind (hwloc cpukinds, hybrid machines) tier threads use:
+ * >= 0 is a kind index in hwloc's order (0: least efficient). */
+#define NP_CPUKIND_PERFORMANCE (-1) /* the most performant kind (default) */
+#define NP_CPUKIND_EFFICIENCY (-2)  /* the most power-efficient kind */
+#define NP_CPUKIND_ANY (-3)         /* every kind */
+
 enum np_mem_mode {
     NP_MEM_PREFERRED,
     NP_MEM_BIND,
@@ -34,8 +44,12 @@ struct np_options {
     char **patterns;    /* thread-name globs, NULL-terminated */
     int npatterns;
     char *threads;      /* the patterns as given, for the log */
+    enum np_domain domain;
     enum np_cpus_mode cpus;
+    int cpukind;        /* NP_CPUKIND_* or a kind index */
     enum np_mem_mode mem;
+    char *mem_nodes;    /* mem=MODE:NODES: explicit nodes (cpulist syntax),
+                           else NULL: the group's own nodes */
     enum np_level log_level;
     char *log_file;     /* NULL: stdout */
     bool dryrun;
@@ -56,6 +70,9 @@ void np_options_free(struct np_options *o);
 bool np_options_match(const struct np_options *o, const char *name);
 
 const char *np_cpus_mode_name(enum np_cpus_mode m);
+const char *np_domain_name(enum np_domain d);
+/* "performance", "efficiency", "any", or the index, into buf. */
+const char *np_cpukind_name(int kind, char *buf, size_t len);
 const char *np_mem_mode_name(enum np_mem_mode m);
 
 /* The option reference printed by the `help` option. */

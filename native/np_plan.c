@@ -132,39 +132,92 @@ fail:
     return -1;
 }
 
-/* Gives group g its slice of node `node`, shared by `k` groups (g is the
- * r-th of them). */
-static int slice_node(const struct np_topo *t, struct np_plan *p, struct np_group_plan *g,
-                      int node, int r, int k)
+/* Equal-sized L3 caches covering a domain's cores: their count, with
+ * l3_of[c] the L3 of core c, or 0 when the domain has no such layout. */
+static int equal_l3s(const struct np_topo *t, hwloc_bitmap_t *cores, int ncores, int *l3_of)
 {
+    int n = 0, size = 0, run = 0;
+    hwloc_obj_t last = NULL;
+    for (int c = 0; c < ncores; c++) {
+        hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(t->topology,
+                                                      (unsigned)hwloc_bitmap_first(cores[c]));
+        hwloc_obj_t l3 = pu ? hwloc_get_ancestor_obj_by_type(t->topology, HWLOC_OBJ_L3CACHE, pu)
+                            : NULL;
+        if (l3 == NULL)
+            return 0;
+        if (l3 != last) {
+            if (n > 0 && size != 0 && run != size)
+                return 0;
+            if (n == 1)
+                size = run;
+            n++;
+            run = 0;
+            last = l3;
+        }
+        l3_of[c] = n - 1;
+        run++;
+    }
+    if (n > 1 && run != (size ? size : run))
+        return 0;
+    /* The same L3 must not come back after another (cores in L3 order). */
+    return n;
+}
+
+/* Gives group g its slice of domain `dom`, shared by k groups of which g is
+ * the r-th. */
+static int slice_domain(const struct np_topo *t, struct np_plan *p, struct np_group_plan *g,
+                        int dom, int r, int k)
+{
+    hwloc_const_bitmap_t cpus = p->domains.cpus[dom];
     hwloc_bitmap_t *cores;
-    int ncores = cores_in(t, t->node_cpus[node], &cores);
+    int ncores = cores_in(t, cpus, &cores);
     if (ncores < 0)
         return -1;
+    int *l3_of = calloc(ncores > 0 ? (size_t)ncores : 1, sizeof *l3_of);
+    if (l3_of == NULL)
+        goto fail;
     int first, count;
-    unsigned node_os = t->nodes[node]->os_index;
+    const char *what = np_domain_name(p->kind);
+    unsigned os = p->domains.objs[dom]->os_index;
+    int nl3 = ncores >= k ? equal_l3s(t, cores, ncores, l3_of) : 0;
+    if (nl3 > 1 && k > nl3 && k % nl3 == 0) {
+        /* k/nl3 groups per L3, each L3 sliced on its own. */
+        int per = k / nl3, l3 = r / per, lfirst = -1, lcount = 0;
+        for (int c = 0; c < ncores; c++)
+            if (l3_of[c] == l3) {
+                lfirst = lfirst < 0 ? c : lfirst;
+                lcount++;
+            }
+        if (lcount >= per) {
+            np_split(lcount, per, r % per, &first, &count);
+            first += lfirst;
+            for (int c = first; c < first + count; c++)
+                hwloc_bitmap_or(g->cpus, g->cpus, cores[c]);
+            goto done;
+        }
+    }
     if (ncores >= k) {
         np_split(ncores, k, r, &first, &count);
         for (int c = first; c < first + count; c++)
             hwloc_bitmap_or(g->cpus, g->cpus, cores[c]);
     } else {
         /* Fewer cores than groups: slice by hardware thread, or share. */
-        int npus = hwloc_bitmap_weight(t->node_cpus[node]);
+        int npus = hwloc_bitmap_weight(cpus);
         if (npus >= k) {
             np_split(npus, k, r, &first, &count);
             if (r == 0 && warn(p, g->group, g->group + k - 1,
-                               "node %u has %d cores for %d groups: its groups split cores "
-                               "between them", node_os, ncores, k) != 0)
+                               "%s %u has %d cores for %d groups: its groups split cores "
+                               "between them", what, os, ncores, k) != 0)
                 goto fail;
         } else {
             first = r % npus;
             count = 1;
             if (r == 0 && warn(p, g->group, g->group + k - 1,
-                               "node %u has %d CPUs for %d groups: groups share CPUs", node_os,
+                               "%s %u has %d CPUs for %d groups: groups share CPUs", what, os,
                                npus, k) != 0)
                 goto fail;
         }
-        /* The node's hardware threads in core order, so that a slice
+        /* The domain's hardware threads in core order, so that a slice
          * keeps a core's threads together where it can. */
         int i = 0;
         for (int c = 0; c < ncores; c++) {
@@ -177,50 +230,124 @@ static int slice_node(const struct np_topo *t, struct np_plan *p, struct np_grou
             hwloc_bitmap_foreach_end();
         }
     }
+done:
+    free(l3_of);
     np_slots_free(cores, ncores);
     return 0;
 fail:
+    free(l3_of);
     np_slots_free(cores, ncores);
     return -1;
 }
 
-static int plan_group(const struct np_topo *t, struct np_plan *p, int gi)
+/* The home nodes of a set of CPUs. */
+static void nodes_of(const struct np_topo *t, hwloc_const_bitmap_t cpus, hwloc_bitmap_t nodes)
+{
+    int cpu;
+    hwloc_bitmap_zero(nodes);
+    hwloc_bitmap_foreach_begin(cpu, cpus) {
+        int h = np_home_index(t, (unsigned)cpu);
+        if (h >= 0)
+            hwloc_bitmap_set(nodes, t->nodes[h]->os_index);
+    }
+    hwloc_bitmap_foreach_end();
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Fewer groups than domains: each group in turn takes the cheapest cluster
+ * of `size` unassigned domains.  A cluster grows from a seed by adding the
+ * domain nearest to its members (lowest index on ties); of all seeds the
+ * cheapest cluster wins (lowest seed on ties). */
+static int cluster(struct np_plan *p)
+{
+    const struct np_domains *d = &p->domains;
+    int D = d->n, G = p->ngroups;
+    int *owner = malloc((size_t)D * sizeof *owner);
+    int *set = malloc((size_t)D * sizeof *set);
+    int *best = malloc((size_t)D * sizeof *best);
+    double *sum = malloc((size_t)D * sizeof *sum);
+    int rc = -1;
+    if (owner == NULL || set == NULL || best == NULL || sum == NULL)
+        goto out;
+    for (int i = 0; i < D; i++)
+        owner[i] = -1;
+    for (int g = 0; g < G; g++) {
+        int first, size;
+        np_split(D, G, g, &first, &size);
+        double best_cost = -1;
+        for (int seed = 0; seed < D; seed++) {
+            if (owner[seed] >= 0)
+                continue;
+            int n = 0;
+            double cost = 0;
+            set[n++] = seed;
+            owner[seed] = -2; /* in the cluster being grown */
+            for (int u = 0; u < D; u++)
+                sum[u] = d->dist[u * D + seed];
+            while (n < size) {
+                int pick = -1;
+                for (int u = 0; u < D; u++)
+                    if (owner[u] == -1 && (pick < 0 || sum[u] < sum[pick] - 1e-9))
+                        pick = u;
+                cost += sum[pick];
+                set[n++] = pick;
+                owner[pick] = -2;
+                for (int u = 0; u < D; u++)
+                    sum[u] += d->dist[u * D + pick];
+            }
+            for (int i = 0; i < n; i++)
+                owner[set[i]] = -1;
+            if (best_cost < 0 || cost < best_cost - 1e-9) {
+                best_cost = cost;
+                memcpy(best, set, (size_t)n * sizeof *set);
+            }
+        }
+        struct np_group_plan *gp = &p->groups[g];
+        qsort(best, (size_t)size, sizeof *best, cmp_int);
+        if ((gp->domains = malloc((size_t)size * sizeof *gp->domains)) == NULL)
+            goto out;
+        memcpy(gp->domains, best, (size_t)size * sizeof *best);
+        gp->ndomains = size;
+        gp->nslices = 1;
+        for (int i = 0; i < size; i++) {
+            owner[best[i]] = g;
+            hwloc_bitmap_or(gp->cpus, gp->cpus, d->cpus[best[i]]);
+            hwloc_bitmap_or(gp->nodes, gp->nodes, d->nodes[best[i]]);
+        }
+    }
+    rc = 0;
+out:
+    free(owner);
+    free(set);
+    free(best);
+    free(sum);
+    return rc;
+}
+
+/* More groups than domains: group g's domain and rank on it. */
+static int spread(const struct np_topo *t, struct np_plan *p, int gi)
 {
     struct np_group_plan *g = &p->groups[gi];
-    int nodes = t->nnodes, groups = p->ngroups;
-    g->group = gi;
-    if ((g->cpus = hwloc_bitmap_alloc()) == NULL || (g->nodes = hwloc_bitmap_alloc()) == NULL)
-        return -1;
-    if (groups <= nodes) {
-        np_split(nodes, groups, gi, &g->first_node, &g->nnodes);
-        g->slice = 0;
-        g->nslices = 1;
-        for (int n = g->first_node; n < g->first_node + g->nnodes; n++) {
-            hwloc_bitmap_or(g->cpus, g->cpus, t->node_cpus[n]);
-            hwloc_bitmap_set(g->nodes, t->nodes[n]->os_index);
-        }
-        if (g->nnodes > 1) {
-            char list[256];
-            np_cpulist(list, sizeof list, g->nodes);
-            if (warn(p, gi, gi, "group %d spans nodes %s: its threads' memory is not all local; "
-                        "groups=%d (one group per node) keeps every group on one node",
-                     gi, list, nodes) != 0)
-                return -1;
-        }
-        return 0;
-    }
-    /* More groups than nodes: find this group's node and rank on it. */
-    for (int n = 0; n < nodes; n++) {
+    int D = p->domains.n;
+    for (int dom = 0; dom < D; dom++) {
         int first, count;
-        np_split(groups, nodes, n, &first, &count);
+        np_split(p->ngroups, D, dom, &first, &count);
         if (gi < first || gi >= first + count)
             continue;
-        g->first_node = n;
-        g->nnodes = 1;
+        if ((g->domains = malloc(sizeof *g->domains)) == NULL)
+            return -1;
+        g->domains[0] = dom;
+        g->ndomains = 1;
         g->slice = gi - first;
         g->nslices = count;
-        hwloc_bitmap_set(g->nodes, t->nodes[n]->os_index);
-        return slice_node(t, p, g, n, gi - first, count);
+        if (slice_domain(t, p, g, dom, gi - first, count) != 0)
+            return -1;
+        nodes_of(t, g->cpus, g->nodes);
+        return 0;
     }
     errno = EINVAL;
     return -1;
@@ -243,39 +370,107 @@ static int warn_adopted(const struct np_topo *t, struct np_plan *p)
     return rc;
 }
 
-int np_plan_build(const struct np_topo *t, int groups, struct np_plan *p)
+/* Groups spanning NUMA nodes, and group counts that do not divide evenly:
+ * the advice, with the count that fits. */
+static int advise(const struct np_topo *t, struct np_plan *p)
+{
+    int G = p->ngroups, D = p->domains.n, N = t->nnodes;
+    const char *fix = p->kind == NP_DOMAIN_NODE ? "" : "domain=node,";
+    for (int g = 0; g < G; g++) {
+        const struct np_group_plan *gp = &p->groups[g];
+        if (hwloc_bitmap_weight(gp->nodes) <= 1)
+            continue;
+        char *list = NULL;
+        if (hwloc_bitmap_list_asprintf(&list, gp->nodes) < 0)
+            return -1;
+        int rc = warn(p, g, g, "group %d spans nodes %s: its threads' memory is not all local; "
+                               "%sgroups=%d (one group per node) keeps every group on one node",
+                      g, list, fix, N);
+        free(list);
+        if (rc != 0)
+            return -1;
+    }
+    if (G > D && G % D != 0)
+        return warn(p, 0, G - 1, "%d groups on %d %ss do not divide evenly: %ss take %d or %d "
+                                 "groups, so groups differ in size; groups=%d or groups=%d "
+                                 "divide evenly", G, D, np_domain_name(p->kind),
+                    np_domain_name(p->kind), G / D + 1, G / D, D * (G / D), D * (G / D + 1));
+    return 0;
+}
+
+int np_plan_build(const struct np_topo *t, int groups, enum np_domain kind, struct np_plan *p)
 {
     memset(p, 0, sizeof *p);
     if (groups < 1 || groups > NP_MAX_GROUPS || t->nnodes < 1) {
         errno = EINVAL;
         return -1;
     }
+    p->kind = kind;
+    if (np_domains_get(t, kind, &p->domains) != 0)
+        return -1;
     if ((p->groups = calloc((size_t)groups, sizeof *p->groups)) == NULL)
-        return -1;
+        goto fail;
     p->ngroups = groups;
-    if (warn_adopted(t, p) != 0) {
-        np_plan_free(p);
-        errno = ENOMEM;
+    for (int g = 0; g < groups; g++) {
+        p->groups[g].group = g;
+        if ((p->groups[g].cpus = hwloc_bitmap_alloc()) == NULL ||
+            (p->groups[g].nodes = hwloc_bitmap_alloc()) == NULL)
+            goto fail;
+    }
+    if (warn_adopted(t, p) != 0)
+        goto fail;
+    if (groups <= p->domains.n) {
+        if (cluster(p) != 0)
+            goto fail;
+    } else {
+        for (int g = 0; g < groups; g++)
+            if (spread(t, p, g) != 0)
+                goto fail;
+    }
+    if (advise(t, p) != 0)
+        goto fail;
+    return 0;
+fail:;
+    int e = errno ? errno : ENOMEM;
+    np_plan_free(p);
+    errno = e;
+    return -1;
+}
+
+int np_plan_kind(const struct np_topo *t, int kind, hwloc_const_bitmap_t cpus, hwloc_bitmap_t out)
+{
+    int nr = hwloc_cpukinds_get_nr(t->topology, 0);
+    hwloc_bitmap_copy(out, cpus);
+    if (kind >= 0 && kind >= (nr > 0 ? nr : 1)) {
+        errno = EINVAL;
         return -1;
     }
-    for (int g = 0; g < groups; g++) {
-        if (plan_group(t, p, g) != 0) {
-            int e = errno ? errno : ENOMEM;
-            np_plan_free(p);
-            errno = e;
-            return -1;
-        }
+    if (nr <= 1 || kind == NP_CPUKIND_ANY)
+        return 0;
+    /* hwloc orders kinds from least to most efficient for performance. */
+    int index = kind == NP_CPUKIND_PERFORMANCE ? nr - 1 : kind == NP_CPUKIND_EFFICIENCY ? 0 : kind;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (set == NULL || hwloc_cpukinds_get_info(t->topology, (unsigned)index, set, NULL, NULL,
+                                               NULL, 0) != 0) {
+        hwloc_bitmap_free(set);
+        return 0;
     }
+    hwloc_bitmap_and(out, cpus, set);
+    hwloc_bitmap_free(set);
+    if (hwloc_bitmap_iszero(out))
+        hwloc_bitmap_copy(out, cpus); /* the group has none of that kind */
     return 0;
 }
 
 void np_plan_free(struct np_plan *p)
 {
-    for (int g = 0; g < p->ngroups; g++) {
+    for (int g = 0; p->groups != NULL && g < p->ngroups; g++) {
         hwloc_bitmap_free(p->groups[g].cpus);
         hwloc_bitmap_free(p->groups[g].nodes);
+        free(p->groups[g].domains);
     }
     free(p->groups);
+    np_domains_free(&p->domains);
     for (int i = 0; i < p->nwarnings; i++)
         free(p->warnings[i].text);
     free(p->warnings);

@@ -43,6 +43,21 @@ static int least_loaded(const struct np_record *r)
 struct np_entry *np_record_add(struct np_record *r, const char *name, pid_t tid,
                                enum np_outcome outcome, bool take_slot)
 {
+    int live;
+    return np_record_add_live(r, name, tid, outcome, take_slot, &live);
+}
+
+int np_record_live(struct np_record *r)
+{
+    pthread_mutex_lock(&r->lock);
+    int live = r->live;
+    pthread_mutex_unlock(&r->lock);
+    return live;
+}
+
+struct np_entry *np_record_add_live(struct np_record *r, const char *name, pid_t tid,
+                                    enum np_outcome outcome, bool take_slot, int *live)
+{
     char *copy = strdup(name);
     if (copy == NULL)
         return NULL;
@@ -66,12 +81,14 @@ struct np_entry *np_record_add(struct np_record *r, const char *name, pid_t tid,
     e->mem_ok = true;
     e->slot = -1;
     e->live = true;
+    r->live += outcome != NP_SKIPPED;
     if (take_slot && r->nslots > 0) {
         e->slot = least_loaded(r);
         r->slot_live[e->slot]++;
         r->slot_used[e->slot]++;
     }
 out:
+    *live = r->live;
     pthread_mutex_unlock(&r->lock);
     free(copy);
     return e;
@@ -81,10 +98,13 @@ void np_record_set(struct np_record *r, struct np_entry *e, enum np_outcome outc
                    int cpu_errno, int mem_errno, bool mem_ok)
 {
     pthread_mutex_lock(&r->lock);
-    if (outcome == NP_FAILED && e->live && e->slot >= 0) {
-        r->slot_live[e->slot]--; /* not running there after all */
-        r->slot_used[e->slot]--;
-        e->slot = -1;
+    if (outcome == NP_FAILED && e->live && e->outcome != NP_FAILED) {
+        r->live--; /* not placed after all */
+        if (e->slot >= 0) {
+            r->slot_live[e->slot]--;
+            r->slot_used[e->slot]--;
+            e->slot = -1;
+        }
     }
     e->outcome = outcome;
     e->cpu_errno = cpu_errno;
@@ -98,6 +118,8 @@ void np_record_end(struct np_record *r, struct np_entry *e)
     pthread_mutex_lock(&r->lock);
     if (e->live && e->slot >= 0)
         r->slot_live[e->slot]--;
+    if (e->live && e->outcome != NP_SKIPPED && e->outcome != NP_FAILED)
+        r->live--;
     e->live = false;
     pthread_mutex_unlock(&r->lock);
 }
@@ -115,7 +137,7 @@ void np_record_counts(struct np_record *r, struct np_counts *c)
         case NP_FAILED: c->failed++; break;
         }
         c->mem_failed += e->outcome == NP_PLACED && !e->mem_ok;
-        c->live += e->live && e->outcome != NP_SKIPPED;
+        c->live += e->live && e->outcome != NP_SKIPPED && e->outcome != NP_FAILED;
     }
     pthread_mutex_unlock(&r->lock);
 }

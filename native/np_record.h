@@ -41,6 +41,7 @@ struct np_record {
     struct np_entry **chunks;
     int nchunks;
     int n;
+    int live;           /* live threads placed (or dry-run placed) */
     int nslots;
     int *slot_live;     /* live placed threads per slot */
     int *slot_used;     /* threads ever placed per slot */
@@ -54,6 +55,14 @@ void np_record_destroy(struct np_record *r);
  * the thread there.  Returns the entry, or NULL when memory runs out. */
 struct np_entry *np_record_add(struct np_record *r, const char *name, pid_t tid,
                                enum np_outcome outcome, bool take_slot);
+
+/* Like np_record_add, also returning the live count including the new
+ * entry in *live. */
+struct np_entry *np_record_add_live(struct np_record *r, const char *name, pid_t tid,
+                                    enum np_outcome outcome, bool take_slot, int *live);
+
+/* Live threads placed (or, in a dry run, that would be). */
+int np_record_live(struct np_record *r);
 
 /* Sets an entry's outcome after binding. */
 void np_record_set(struct np_record *r, struct np_entry *e, enum np_outcome outcome,

@@ -21,7 +21,7 @@
 #include "np_topo.h"
 
 static const char usage[] =
-    "usage: numapin plan --groups N [--group G] [--cpus node|core|pu]\n"
+    "usage: numapin plan --groups N [--group G] [--cpus node|core|pu] [--domain node|package|l3]\n"
     "                    [--topology FILE.xml | --synthetic DESC] [--json]\n"
     "       numapin topo [--topology FILE.xml | --synthetic DESC] [--json]\n"
     "       numapin help\n"
@@ -92,6 +92,7 @@ static int cmd(int argc, char **argv, int is_topo)
         {"groups", required_argument, NULL, 'n'},
         {"group", required_argument, NULL, 'g'},
         {"cpus", required_argument, NULL, 'c'},
+        {"domain", required_argument, NULL, 'd'},
         {"topology", required_argument, NULL, 't'},
         {"synthetic", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'},
@@ -100,12 +101,13 @@ static int cmd(int argc, char **argv, int is_topo)
     };
     int groups = 0, group = -1, json = 0;
     enum np_cpus_mode mode = NP_CPUS_NODE;
+    enum np_domain domain = NP_DOMAIN_NODE;
     const char *xml = NULL, *synthetic = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        if (is_topo && (c == 'n' || c == 'g' || c == 'c'))
-            return die_usage("topo takes no %s option", c == 'n' ? "--groups" : c == 'g' ? "--group" : "--cpus");
+        if (is_topo && (c == 'n' || c == 'g' || c == 'c' || c == 'd'))
+            return die_usage("topo takes only --topology, --synthetic and --json");
         switch (c) {
         case 'n':
             if (parse_count(optarg, 1, NP_MAX_GROUPS, &groups) != 0)
@@ -124,6 +126,16 @@ static int cmd(int argc, char **argv, int is_topo)
                 mode = NP_CPUS_PU;
             else
                 return die_usage("--cpus takes node, core or pu, not '%s'", optarg);
+            break;
+        case 'd':
+            if (strcmp(optarg, "node") == 0)
+                domain = NP_DOMAIN_NODE;
+            else if (strcmp(optarg, "package") == 0)
+                domain = NP_DOMAIN_PACKAGE;
+            else if (strcmp(optarg, "l3") == 0)
+                domain = NP_DOMAIN_L3;
+            else
+                return die_usage("--domain takes node, package or l3, not '%s'", optarg);
             break;
         case 't': xml = optarg; break;
         case 's': synthetic = optarg; break;
@@ -151,8 +163,17 @@ static int cmd(int argc, char **argv, int is_topo)
         np_topo_destroy(&t);
         return 0;
     }
-    if (groups == 0)
-        groups = t.nnodes;
+    if (groups == 0) {
+        struct np_domains d;
+        if (np_domains_get(&t, domain, &d) != 0) {
+            fprintf(stderr, "numapin: this machine has no %s with usable CPUs\n",
+                    np_domain_name(domain));
+            np_topo_destroy(&t);
+            return 1;
+        }
+        groups = d.n;
+        np_domains_free(&d);
+    }
     if (group >= groups) {
         fprintf(stderr, "numapin: --group %d is out of range: valid values are 0 to %d\n", group,
                 groups - 1);
@@ -160,7 +181,7 @@ static int cmd(int argc, char **argv, int is_topo)
         return 2;
     }
     struct np_plan p;
-    if (np_plan_build(&t, groups, &p) != 0) {
+    if (np_plan_build(&t, groups, domain, &p) != 0) {
         fprintf(stderr, "numapin: cannot plan %d groups: %s\n", groups, strerror(errno));
         np_topo_destroy(&t);
         return 1;

@@ -39,6 +39,34 @@ START_TEST(defaults)
 }
 END_TEST
 
+START_TEST(domain_cpukind_mem_nodes)
+{
+    struct np_options o;
+    char err[512];
+    ck_assert_int_eq(parse(NULL, &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.domain, NP_DOMAIN_NODE);
+    ck_assert_int_eq(o.cpukind, NP_CPUKIND_PERFORMANCE);
+    ck_assert_ptr_null(o.mem_nodes);
+    np_options_free(&o);
+    ck_assert_int_eq(parse("domain=l3,cpukind=efficiency,mem=bind:0-1+4", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.domain, NP_DOMAIN_L3);
+    ck_assert_int_eq(o.cpukind, NP_CPUKIND_EFFICIENCY);
+    ck_assert_int_eq(o.mem, NP_MEM_BIND);
+    ck_assert_str_eq(o.mem_nodes, "0-1,4");
+    np_options_free(&o);
+    ck_assert_int_eq(parse("domain=package,cpukind=2,mem=preferred:4", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.domain, NP_DOMAIN_PACKAGE);
+    ck_assert_int_eq(o.cpukind, 2);
+    ck_assert_int_eq(o.mem, NP_MEM_PREFERRED);
+    ck_assert_str_eq(o.mem_nodes, "4");
+    np_options_free(&o);
+    ck_assert_int_eq(parse("cpukind=any,mem=interleave", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.cpukind, NP_CPUKIND_ANY);
+    ck_assert_ptr_null(o.mem_nodes);
+    np_options_free(&o);
+}
+END_TEST
+
 START_TEST(every_key)
 {
     struct np_options o;
@@ -160,9 +188,9 @@ static const struct {
     const char *names;   /* the option, as the message quotes it */
     const char *valid;   /* part of the valid-values text */
 } bad[] = {
-    {"bogus=1", "'bogus'", "valid options are group, groups, threads, cpus, mem, log, dryrun, strict, help"},
+    {"bogus=1", "'bogus'", "valid options are group, groups, threads, domain, cpus, cpukind, mem, log, dryrun, strict, help"},
     {"Group=1", "'Group'", "valid options are group, groups"},
-    {"group=1,,mem=bind", "empty option", "valid options are group, groups, threads, cpus, mem, log, dryrun, strict, help"},
+    {"group=1,,mem=bind", "empty option", "valid options are group, groups, threads, domain, cpus, cpukind, mem, log, dryrun, strict, help"},
     {",", "empty option", "valid options are group"},
     {"group=1,", "empty option", "valid options are group"},
     {"group=-1", "'group'", "valid values are a group index from 0 to 4095"},
@@ -183,6 +211,17 @@ static const struct {
     {"cpus=", "'cpus'", "valid values are node, core, pu"},
     {"cpus=Node", "'cpus'", "valid values are node, core, pu"},
     {"mem=bogus", "'mem'", "valid values are preferred, bind, interleave, local, none"},
+    {"mem=bind:", "'mem'", "followed by :NODES"},
+    {"mem=bind:x", "'mem'", "followed by :NODES"},
+    {"mem=bind:-1", "'mem'", "followed by :NODES"},
+    {"mem=bind:4096", "'mem'", "followed by :NODES"},
+    {"mem=local:0", "'mem'", "except for local and none"},
+    {"mem=none:1", "'mem'", "except for local and none"},
+    {"mem=bind:1,2", "'2'", "valid options are"},
+    {"mem=bind:1++2", "'mem'", "followed by :NODES"},
+    {"domain=socket", "'domain'", "valid values are node, package, l3"},
+    {"cpukind=big", "'cpukind'", "performance, efficiency, any, or a kind number"},
+    {"cpukind=-1", "'cpukind'", "performance, efficiency, any, or a kind number"},
     {"log=loud", "'log'", "off, error, warning, info, debug, trace"},
     {"log=info:", "'log'", "off, error, warning, info, debug, trace"},
     {"log=:file", "'log'", "off, error, warning, info, debug, trace"},
@@ -219,7 +258,8 @@ START_TEST(error_quotes_bad_value)
     char err[512];
     ck_assert_int_eq(parse("mem=bogus", &o, err, sizeof err), -1);
     ck_assert_str_eq(err, "invalid value 'bogus' for option 'mem': valid values are preferred, "
-                          "bind, interleave, local, none");
+                          "bind, interleave, local, none, optionally followed by :NODES "
+                          "(e.g. bind:0-1+4) except for local and none");
     np_options_free(&o);
     ck_assert_int_eq(parse("cpus=", &o, err, sizeof err), -1);
     ck_assert_str_eq(err, "option 'cpus' needs a value: valid values are node, core, pu");
@@ -358,6 +398,7 @@ Suite *options_suite(void)
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, defaults);
     tcase_add_test(tc, every_key);
+    tcase_add_test(tc, domain_cpukind_mem_nodes);
     tcase_add_test(tc, every_enum_value);
     tcase_add_test(tc, flags);
     tcase_add_test(tc, log_level_and_file);

@@ -30,7 +30,7 @@ static void expect_plan(const char *desc, int groups, const struct want *w, int 
     struct np_plan p;
     char a[256], b[256];
     load(&t, desc);
-    ck_assert_msg(np_plan_build(&t, groups, &p) == 0, "%s groups=%d: np_plan_build failed", desc, groups);
+    ck_assert_msg(np_plan_build(&t, groups, NP_DOMAIN_NODE, &p) == 0, "%s groups=%d: np_plan_build failed", desc, groups);
     ck_assert_int_eq(p.ngroups, groups);
     for (int g = 0; g < groups; g++) {
         const struct np_group_plan *gp = &p.groups[g];
@@ -42,7 +42,8 @@ static void expect_plan(const char *desc, int groups, const struct want *w, int 
         ck_assert_msg(gp->slice == w[g].slice && gp->nslices == w[g].nslices,
                       "%s groups=%d: group %d slice %d/%d, want %d/%d", desc, groups, g,
                       gp->slice, gp->nslices, w[g].slice, w[g].nslices);
-        ck_assert_int_eq(gp->nnodes, hwloc_bitmap_weight(gp->nodes));
+        if (groups <= t.nnodes)
+            ck_assert_int_eq(gp->ndomains, hwloc_bitmap_weight(gp->nodes));
     }
     ck_assert_msg(p.nwarnings == nwarn, "%s groups=%d: %d warnings, want %d%s%s", desc, groups,
                   p.nwarnings, nwarn, p.nwarnings ? "; first: " : "",
@@ -68,7 +69,9 @@ START_TEST(two_tiny_nodes)
     expect_plan(d, 2, g2, 0, NULL);
     /* 3 groups: node 0 takes groups 0 and 1, which must share its one CPU. */
     struct want g3[] = {{"0", "0", 0, 2}, {"0", "0", 1, 2}, {"1", "1", 0, 1}};
-    const char *w3[] = {"node 0 has 1 CPUs for 2 groups: groups share CPUs"};
+    const char *w3[] = {"node 0 has 1 CPUs for 2 groups: groups share CPUs",
+                        "3 groups on 2 nodes do not divide evenly: nodes take 2 or 1 groups, so "
+                        "groups differ in size; groups=2 or groups=4 divide evenly"};
     expect_plan(d, 3, g3, N(w3), w3);
     struct want g4[] = {{"0", "0", 0, 2}, {"0", "0", 1, 2}, {"1", "1", 0, 2}, {"1", "1", 1, 2}};
     const char *w4[] = {"node 0 has 1 CPUs for 2 groups", "node 1 has 1 CPUs for 2 groups"};
@@ -82,14 +85,14 @@ START_TEST(warning_groups)
     struct np_topo t;
     struct np_plan p;
     load(&t, "pack:1 numa:2 core:1 pu:1");
-    ck_assert_int_eq(np_plan_build(&t, 4, &p), 0);
+    ck_assert_int_eq(np_plan_build(&t, 4, NP_DOMAIN_NODE, &p), 0);
     ck_assert_int_eq(p.nwarnings, 2);
     ck_assert_int_eq(p.warnings[0].first_group, 0);
     ck_assert_int_eq(p.warnings[0].last_group, 1);
     ck_assert_int_eq(p.warnings[1].first_group, 2);
     ck_assert_int_eq(p.warnings[1].last_group, 3);
     np_plan_free(&p);
-    ck_assert_int_eq(np_plan_build(&t, 1, &p), 0);
+    ck_assert_int_eq(np_plan_build(&t, 1, NP_DOMAIN_NODE, &p), 0);
     ck_assert_int_eq(p.nwarnings, 1);
     ck_assert_int_eq(p.warnings[0].first_group, 0);
     ck_assert_int_eq(p.warnings[0].last_group, 0);
@@ -124,16 +127,17 @@ START_TEST(four_nodes_smt)
     /* 5 groups: node 0 holds two, split into 2-core halves. */
     struct want g5[] = {{"0-3", "0", 0, 2}, {"4-7", "0", 1, 2}, {"8-15", "1", 0, 1},
                         {"16-23", "2", 0, 1}, {"24-31", "3", 0, 1}};
-    expect_plan(d, 5, g5, 0, NULL);
+    const char *uneven[] = {"groups on 4 nodes do not divide evenly"};
+    expect_plan(d, 5, g5, N(uneven), uneven);
 
     struct want g6[] = {{"0-3", "0", 0, 2}, {"4-7", "0", 1, 2}, {"8-11", "1", 0, 2},
                         {"12-15", "1", 1, 2}, {"16-23", "2", 0, 1}, {"24-31", "3", 0, 1}};
-    expect_plan(d, 6, g6, 0, NULL);
+    expect_plan(d, 6, g6, N(uneven), uneven);
 
     struct want g7[] = {{"0-3", "0", 0, 2}, {"4-7", "0", 1, 2}, {"8-11", "1", 0, 2},
                         {"12-15", "1", 1, 2}, {"16-19", "2", 0, 2}, {"20-23", "2", 1, 2},
                         {"24-31", "3", 0, 1}};
-    expect_plan(d, 7, g7, 0, NULL);
+    expect_plan(d, 7, g7, N(uneven), uneven);
 
     /* 8 groups: every node in two slices of 2 whole cores (4 PUs). */
     struct want g8[] = {{"0-3", "0", 0, 2}, {"4-7", "0", 1, 2}, {"8-11", "1", 0, 2},
@@ -260,14 +264,14 @@ START_TEST(bad_group_counts)
     struct np_plan p;
     load(&t, "pack:1 numa:2 core:1 pu:1");
     errno = 0;
-    ck_assert_int_eq(np_plan_build(&t, 0, &p), -1);
+    ck_assert_int_eq(np_plan_build(&t, 0, NP_DOMAIN_NODE, &p), -1);
     ck_assert_int_eq(errno, EINVAL);
     ck_assert_int_eq(p.ngroups, 0);
     errno = 0;
-    ck_assert_int_eq(np_plan_build(&t, NP_MAX_GROUPS + 1, &p), -1);
+    ck_assert_int_eq(np_plan_build(&t, NP_MAX_GROUPS + 1, NP_DOMAIN_NODE, &p), -1);
     ck_assert_int_eq(errno, EINVAL);
     /* The maximum is accepted, even with two CPUs. */
-    ck_assert_int_eq(np_plan_build(&t, NP_MAX_GROUPS, &p), 0);
+    ck_assert_int_eq(np_plan_build(&t, NP_MAX_GROUPS, NP_DOMAIN_NODE, &p), 0);
     ck_assert_int_eq(p.ngroups, NP_MAX_GROUPS);
     ck_assert_int_eq(p.nwarnings, 2);
     char b[64];
@@ -284,7 +288,7 @@ START_TEST(json)
     struct np_topo t;
     struct np_plan p;
     load(&t, "pack:1 numa:2 core:1 pu:1");
-    ck_assert_int_eq(np_plan_build(&t, 3, &p), 0);
+    ck_assert_int_eq(np_plan_build(&t, 3, NP_DOMAIN_NODE, &p), 0);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -293,7 +297,9 @@ START_TEST(json)
     ck_assert_str_eq(buf, "{\"groups\":[{\"group\":0,\"nodes\":[0],\"cpus\":\"0\"},"
                           "{\"group\":1,\"nodes\":[0],\"cpus\":\"0\"},"
                           "{\"group\":2,\"nodes\":[1],\"cpus\":\"1\"}],"
-                          "\"warnings\":[\"node 0 has 1 CPUs for 2 groups: groups share CPUs\"]}\n");
+                          "\"warnings\":[\"node 0 has 1 CPUs for 2 groups: groups share CPUs\","
+                         "\"3 groups on 2 nodes do not divide evenly: nodes take 2 or 1 groups, "
+                         "so groups differ in size; groups=2 or groups=4 divide evenly\"]}\n");
     free(buf);
     np_plan_free(&p);
     np_topo_destroy(&t);

@@ -5,11 +5,11 @@
  *      groups' CPU sets are pairwise disjoint, except between groups of a
  *      node the plan warns must "share CPUs", which it may only do when
  *      the node has fewer allowed CPUs than groups;
- *      G <= nodes: groups hold disjoint contiguous runs of whole nodes;
+ *      G <= nodes: groups hold disjoint sets of whole nodes;
  *  (b) the union of the groups' CPUs is exactly topo.allowed;
  *  (c) balance: G >= nodes: groups per node differ by at most one, and the
  *      core counts of the groups sharing a node by at most one; G <= nodes:
- *      node counts per group differ by at most one, runs contiguous;
+ *      node counts per group differ by at most one, larger groups first;
  *  (d) every group has CPUs and nodes;
  *  (e) where a node has at least as many cores as groups, slices are whole
  *      cores (all allowed PUs of a core in the same group), and the plan
@@ -138,7 +138,7 @@ static void check_plan(const struct np_topo *t, int G, const char *label)
     struct np_plan p;
     const int N = t->nnodes;
     char a[1024], b[1024];
-    if (np_plan_build(t, G, &p) != 0)
+    if (np_plan_build(t, G, NP_DOMAIN_NODE, &p) != 0)
         pfail(label, G, "np_plan_build failed");
     if (p.ngroups != G)
         pfail(label, G, "plan has %d groups", p.ngroups);
@@ -170,25 +170,36 @@ static void check_plan(const struct np_topo *t, int G, const char *label)
     ck_assert(node_of && shares);
 
     if (G <= N) {
-        int next = 0, minc = N + 1, maxc = 0, prevc = N + 1;
+        /* Whole nodes, each in exactly one group, counts balanced and
+         * non-increasing (the larger groups first). */
+        int minc = N + 1, maxc = 0, prevc = N + 1;
+        int *owner = calloc((size_t)N, sizeof *owner);
+        ck_assert_ptr_nonnull(owner);
+        for (int n = 0; n < N; n++)
+            owner[n] = -1;
         for (int g = 0; g < G; g++) {
             const struct np_group_plan *gp = &p.groups[g];
-            int cnt = hwloc_bitmap_weight(gp->nodes);
-            /* The group's nodes must be nodes next..next+cnt-1. */
+            int cnt = gp->ndomains;
+            if (cnt != hwloc_bitmap_weight(gp->nodes))
+                pfail(label, G, "group %d has %d domains but nodes %s", g, cnt,
+                      t_list(gp->nodes, a, sizeof a));
             hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
             for (int k = 0; k < cnt; k++) {
-                if (next + k >= N || !hwloc_bitmap_isset(gp->nodes, t->nodes[next + k]->os_index))
-                    pfail(label, G, "group %d nodes %s are not the contiguous run from node #%d",
-                          g, t_list(gp->nodes, a, sizeof a), next);
-                hwloc_bitmap_or(cpus, cpus, t->node_cpus[next + k]);
+                int n = gp->domains[k];
+                if (n < 0 || n >= N || (k > 0 && n <= gp->domains[k - 1]))
+                    pfail(label, G, "group %d domain list is not ascending node indexes", g);
+                if (owner[n] >= 0)
+                    pfail(label, G, "node #%d is in groups %d and %d", n, owner[n], g);
+                owner[n] = g;
+                if (!hwloc_bitmap_isset(gp->nodes, t->nodes[n]->os_index))
+                    pfail(label, G, "group %d nodes %s lack its node #%d", g,
+                          t_list(gp->nodes, a, sizeof a), n);
+                hwloc_bitmap_or(cpus, cpus, t->node_cpus[n]);
             }
             if (!hwloc_bitmap_isequal(cpus, gp->cpus))
                 pfail(label, G, "group %d cpus %s, its nodes' allowed cpus are %s", g,
                       t_list(gp->cpus, a, sizeof a), t_list(cpus, b, sizeof b));
             hwloc_bitmap_free(cpus);
-            if (gp->first_node != next || gp->nnodes != cnt)
-                pfail(label, G, "group %d first_node=%d nnodes=%d, want %d %d", g,
-                      gp->first_node, gp->nnodes, next, cnt);
             if (cnt > prevc)
                 pfail(label, G, "group %d has more nodes (%d) than group %d (%d)", g, cnt, g - 1, prevc);
             bool spans = warned(&p, g, g, "spans nodes");
@@ -200,10 +211,11 @@ static void check_plan(const struct np_topo *t, int G, const char *label)
             minc = cnt < minc ? cnt : minc;
             maxc = cnt > maxc ? cnt : maxc;
             node_of[g] = -1; /* several nodes */
-            next += cnt;
         }
-        if (next != N)
-            pfail(label, G, "groups hold %d of %d nodes", next, N);
+        for (int n = 0; n < N; n++)
+            if (owner[n] < 0)
+                pfail(label, G, "node #%d is in no group", n);
+        free(owner);
         if (maxc - minc > 1)
             pfail(label, G, "groups hold %d to %d nodes", minc, maxc);
     }
@@ -228,9 +240,9 @@ static void check_plan(const struct np_topo *t, int G, const char *label)
                       t_list(t->node_cpus[n], b, sizeof b));
             if (n < prev)
                 pfail(label, G, "group %d is on node #%d, after a group on node #%d", g, n, prev);
-            if (gp->first_node != n || gp->nnodes != 1)
-                pfail(label, G, "group %d first_node=%d nnodes=%d, want %d 1", g, gp->first_node,
-                      gp->nnodes, n);
+            if (gp->ndomains != 1 || gp->domains[0] != n)
+                pfail(label, G, "group %d has %d domains, the first #%d, want node #%d alone", g,
+                      gp->ndomains, gp->ndomains ? gp->domains[0] : -1, n);
             prev = n;
             node_of[g] = n;
             per_node[n]++;
@@ -316,6 +328,12 @@ static void check_plan(const struct np_topo *t, int G, const char *label)
         pfail(label, G, "adopted CPUs %s, but the plan %s the warning about them",
               adopted ? t_list(t->adopted, a, sizeof a) : "none", adopted ? "lacks" : "gives");
     expected_warnings += adopted;
+    /* More groups than nodes, not a multiple: one warning for all. */
+    bool uneven = G > N && G % N != 0;
+    if (warned(&p, 0, G - 1, "do not divide evenly") != uneven)
+        pfail(label, G, "%d groups on %d nodes, but the plan %s the 'divide evenly' warning", G, N,
+              uneven ? "lacks" : "gives");
+    expected_warnings += uneven;
     if (p.nwarnings != expected_warnings)
         pfail(label, G, "%d warnings, want %d; first: %s", p.nwarnings, expected_warnings,
               p.nwarnings ? p.warnings[0].text : "none");

@@ -34,6 +34,13 @@ import java.util.concurrent.locks.LockSupport;
  *   plain:NAME      a plain Thread named NAME
  *   plainfrom:NAME  a plain Thread named NAME, started from inside a worker
  *                   of the pool of the previous step
+ *   end:NAME        ends the plain thread NAME and waits until it is gone
+ *   endwith:NAME    ends every plain thread that read the same CPUs as the
+ *                   plain thread NAME (NAME too), and waits until they are gone
+ *   customfrom:NAME:N, defaultfrom:N
+ *                   like custom and default, but the pool is created and its
+ *                   tasks submitted from inside a worker of the previous
+ *                   step's pool (so that worker creates its threads)
  * </pre>
  *
  * <p>Output on stdout, one line each, written with a single write(2) so that
@@ -84,11 +91,12 @@ public final class Probe {
         }
     }
 
-    static void report(String kind, String pool) {
+    static Where report(String kind, String pool) {
         Where w = where();
         out("probe name=\"" + Thread.currentThread().getName() + "\" tid=" + w.tid()
                 + " cpus=" + w.cpus() + " kind=" + kind + " pool=" + pool);
         reported.incrementAndGet();
+        return w;
     }
 
     /** A factory naming its workers PREFIX-worker-1, -2, ... before they start. */
@@ -159,10 +167,61 @@ public final class Probe {
                     ok &= step(arg, occupy(last, n, () -> report("common", "common")));
                     break;
                 }
+                case "customfrom":
+                case "defaultfrom": {
+                    if (last == null) {
+                        throw new IllegalArgumentException(p[0] + " needs a pool step before it");
+                    }
+                    boolean custom = p[0].equals("customfrom");
+                    int n = Integer.parseInt(custom ? p[2] : p[1]);
+                    String kind = custom ? "custom" : "default";
+                    String label = custom ? p[1] : "default";
+                    ForkJoinPool[] inner = new ForkJoinPool[1];
+                    boolean[] innerOk = new boolean[1];
+                    ok &= step(arg, occupy(last, 1, () -> {
+                        inner[0] = custom ? new ForkJoinPool(n, namedFactory(p[1]), null, false) : new ForkJoinPool(n);
+                        try {
+                            innerOk[0] = occupy(inner[0], n, () -> report(kind, label));
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }) && innerOk[0]);
+                    pools.add(inner[0]);
+                    last = inner[0];
+                    break;
+                }
                 case "plain": {
                     Thread t = plain(p[1]);
                     plains.add(t);
                     ok &= step(arg, awaitStarted(t));
+                    break;
+                }
+                case "end": {
+                    Thread t = plains.stream().filter(x -> x.getName().equals(p[1])).findFirst()
+                            .orElseThrow(() -> new IllegalArgumentException("no plain thread " + p[1]));
+                    plains.remove(t);
+                    t.interrupt();
+                    t.join(STEP_TIMEOUT_MS);
+                    ok &= step(arg, !t.isAlive());
+                    break;
+                }
+                case "endwith": {
+                    String cpus = plainCpus.get(p[1]);
+                    if (cpus == null) {
+                        throw new IllegalArgumentException("no plain thread " + p[1]);
+                    }
+                    List<Thread> ending = new ArrayList<>();
+                    for (Thread t : plains) {
+                        if (cpus.equals(plainCpus.get(t.getName()))) {
+                            ending.add(t);
+                        }
+                    }
+                    plains.removeAll(ending);
+                    for (Thread t : ending) {
+                        t.interrupt();
+                        t.join(STEP_TIMEOUT_MS);
+                        ok &= step(arg, !t.isAlive());
+                    }
                     break;
                 }
                 case "plainfrom": {
@@ -199,13 +258,16 @@ public final class Probe {
         System.exit(ok ? 0 : 3);
     }
 
+    /** What each plain thread read, by name. */
+    private static final Map<String, String> plainCpus = new java.util.concurrent.ConcurrentHashMap<>();
+
     private static final Map<Thread, CountDownLatch> started = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** A plain thread that reports, then waits until interrupted. */
     private static Thread plain(String name) {
         CountDownLatch latch = new CountDownLatch(1);
         Thread t = new Thread(() -> {
-            report("plain", "-");
+            plainCpus.put(name, report("plain", "-").cpus());
             latch.countDown();
             try {
                 Thread.sleep(Long.MAX_VALUE);

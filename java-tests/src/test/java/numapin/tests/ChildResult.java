@@ -29,9 +29,10 @@ final class ChildResult {
                     + " tid=(\\d+) group=(\\d+) node=(\\S+) cpus=(\\S+) mem=(\\S+)(?: .*)?$");
     static final Pattern SKIPPED = Pattern.compile(
             "^\\[\\d+\\.\\d{3}s\\]\\[debug\\]\\[numapin\\] skipped " + QUOTED + " tid=(\\d+)(?: .*)?$");
+    /** The summary line: key=value fields; placed, skipped, failed, mem_failed and cpus must be there. */
     static final Pattern SUMMARY = Pattern.compile(
-            "^\\[\\d+\\.\\d{3}s\\]\\[info\\]\\[numapin\\] summary placed=(\\d+) skipped=(\\d+)"
-                    + " failed=(\\d+) mem_failed=(\\d+) cpus=(\\S+)(?: .*)?$");
+            "^\\[\\d+\\.\\d{3}s\\]\\[info\\]\\[numapin\\] summary( [a-z_]+=\\S+)+$");
+    static final Pattern FIELD = Pattern.compile(" ([a-z_]+)=(\\S+)");
     static final Pattern PROBE = Pattern.compile(
             "^probe name=\"(.*)\" tid=(\\d+) cpus=(\\S+) kind=(\\S+) pool=(\\S+)$");
 
@@ -90,6 +91,12 @@ final class ChildResult {
         List<String> all = new ArrayList<>(numapinLines(stdout));
         all.addAll(numapinLines(stderr));
         return all.stream().filter(l -> l.contains("][" + level + "][numapin]")).collect(Collectors.toList());
+    }
+
+    /** Warnings about failures: every warning but start-up advice ("advice: ..."). */
+    List<String> failureWarnings() {
+        return levelLines("warning").stream().filter(l -> !l.contains("][numapin] advice: "))
+                .collect(Collectors.toList());
     }
 
     List<ProbeLine> probes() {
@@ -152,10 +159,18 @@ final class ChildResult {
     static Summary summary(List<String> logLines, String context) {
         List<String> found = logLines.stream().filter(l -> l.contains("[numapin] summary ")).collect(Collectors.toList());
         assertEquals(1, found.size(), "summary lines\n" + context);
-        Matcher m = SUMMARY.matcher(found.get(0));
-        assertTrue(m.matches(), "summary line shape: " + found.get(0) + "\n" + context);
-        return new Summary(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
-                Integer.parseInt(m.group(3)), Integer.parseInt(m.group(4)), m.group(5));
+        String line = found.get(0);
+        assertTrue(SUMMARY.matcher(line).matches(), "summary line shape: " + line + "\n" + context);
+        Map<String, String> f = new LinkedHashMap<>();
+        Matcher m = FIELD.matcher(line);
+        while (m.find()) {
+            assertTrue(f.put(m.group(1), m.group(2)) == null, "field " + m.group(1) + " twice: " + line);
+        }
+        for (String k : List.of("placed", "skipped", "failed", "mem_failed", "cpus")) {
+            assertTrue(f.containsKey(k), "summary has no " + k + "=: " + line + "\n" + context);
+        }
+        return new Summary(Integer.parseInt(f.get("placed")), Integer.parseInt(f.get("skipped")),
+                Integer.parseInt(f.get("failed")), Integer.parseInt(f.get("mem_failed")), f.get("cpus"));
     }
 
     Summary summary() {

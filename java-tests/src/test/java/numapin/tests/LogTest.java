@@ -67,8 +67,7 @@ class LogTest {
         Map<String, Long> skipped = ChildResult.skipped(log);
         for (ProbeLine p : r.probes()) {
             if (p.kind().equals("main")) {
-                assertTrue(!skipped.containsKey("main") && !placed.containsKey("main"),
-                        "main exists before VMInit: numapin cannot have seen it start\n" + r.describe());
+                assertTrue(!placed.containsKey("main"), "main was placed\n" + r.describe());
             } else if (!ChildResult.matches(DEFAULT_THREADS, p.name())) {
                 assertEquals(p.tid(), skipped.get(p.name()), "skipped line for \"" + p.name() + "\"\n"
                         + r.describe());

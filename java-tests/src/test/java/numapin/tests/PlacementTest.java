@@ -1,5 +1,6 @@
 package numapin.tests;
 
+import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -156,6 +157,30 @@ class PlacementTest {
         assertSpreadOnePerCpu("core");
     }
 
+    /**
+     * cpus=pu counts live threads: threads that ended free their CPU. Four
+     * threads, two per CPU; the two on Solo1's CPU end; the next two threads
+     * both go there (with ended threads still counted, they would split).
+     */
+    @Test
+    void cpusPuCountsOnlyLiveThreads() {
+        ChildResult r = ChildJvm.probe("plain:Solo1", "plain:Solo2", "plain:Solo3", "plain:Solo4", "endwith:Solo1",
+                        "plain:Solo5", "plain:Solo6")
+                .fakeTwoNodes().options("groups=1,cpus=pu,threads=Solo*").run().assertExit(0);
+        Map<String, Integer> perCpu = new TreeMap<>();
+        for (int i = 1; i <= 4; i++) {
+            String c = r.probe("Solo" + i).cpus();
+            assertEquals(1, Cpus.parse(c).size(), "cpus=pu gives one CPU\n" + r.describe());
+            perCpu.merge(c, 1, Integer::sum);
+        }
+        assertEquals(Map.of("0", 2, "1", 2), perCpu, "4 live threads over CPUs 0 and 1\n" + r.describe());
+        String freed = r.probe("Solo1").cpus();
+        assertEquals(freed, r.probe("Solo5").cpus(), "the CPU whose threads ended holds no live thread\n"
+                + r.describe());
+        assertEquals(freed, r.probe("Solo6").cpus(), "the CPU whose threads ended still holds fewer live threads\n"
+                + r.describe());
+    }
+
     @Test
     void cpusNodeGivesTheWholeGroup() {
         ChildResult r = ChildJvm.probe("default:2").fakeTwoNodes().options("groups=1,cpus=node").run().assertExit(0);
@@ -184,6 +209,26 @@ class PlacementTest {
         ChildResult r = ChildJvm.probe("default:2").fakeTwoNodes().options("group=1,dryrun=true").run().assertExit(0);
         r.assertCpus(all, r.probes(), "thread under dryrun=true");
         assertTrue(!r.wouldPlace().isEmpty(), "no would-place lines\n" + r.describe());
+    }
+
+    /**
+     * A thread numapin does not place keeps the JVM's CPUs even when a placed
+     * thread starts it: a pool that threads= leaves out stays unplaced when a
+     * placed worker submits to it (its workers are then created by that
+     * worker, and Linux threads inherit their creator's CPU affinity).
+     */
+    @Test
+    void threadsStartedByAPlacedThreadStayUnplaced() {
+        String threads = "Tier1-*";
+        ChildResult r = ChildJvm.probe("custom:Tier1:2", "plainfrom:Nested", "defaultfrom:2")
+                .fakeTwoNodes().options("group=1,mem=none,threads=" + threads).run().assertExit(0);
+        r.assertCpus("1", r.probes("custom"), "Tier1 worker");
+        r.assertPlacementLinesMatchProbe(r.logLines(), threads, "placed", true);
+        assertAll(
+                () -> r.assertCpus(all, r.probes("default"),
+                        "default-pool worker (not in threads=) of a pool a placed Tier1 worker submitted to"),
+                () -> r.assertCpus(all, r.probes("plain"),
+                        "plain thread (not in threads=) started by a placed Tier1 worker"));
     }
 
     /** The real topology of this machine: one node, CPUs 0-1, sliced into groups. */
