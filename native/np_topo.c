@@ -189,14 +189,50 @@ int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
     return 0;
 }
 
-void np_topo_destroy(struct np_topo *t)
+static void free_homes(struct np_topo *t)
 {
     for (int i = 0; i < t->nnodes; i++)
         hwloc_bitmap_free(t->node_cpus[i]);
     free(t->node_cpus);
     free(t->nodes);
-    hwloc_bitmap_free(t->allowed);
     hwloc_bitmap_free(t->adopted);
+    t->node_cpus = NULL;
+    t->nodes = NULL;
+    t->adopted = NULL;
+    t->nnodes = 0;
+}
+
+int np_topo_restrict(struct np_topo *t, hwloc_const_bitmap_t cpus, char *err, size_t errlen)
+{
+    hwloc_bitmap_t allowed = hwloc_bitmap_dup(t->allowed);
+    if (allowed == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    hwloc_bitmap_and(allowed, allowed, cpus);
+    if (hwloc_bitmap_iszero(allowed)) {
+        snprintf(err, errlen, "none of the CPUs to restrict to is usable here");
+        hwloc_bitmap_free(allowed);
+        return -1;
+    }
+    free_homes(t);
+    hwloc_bitmap_free(t->allowed);
+    t->allowed = allowed;
+    if (find_homes(t) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (t->nnodes == 0) {
+        snprintf(err, errlen, "no NUMA node has one of those CPUs");
+        return -1;
+    }
+    return 0;
+}
+
+void np_topo_destroy(struct np_topo *t)
+{
+    free_homes(t);
+    hwloc_bitmap_free(t->allowed);
     if (t->topology != NULL)
         hwloc_topology_destroy(t->topology);
     char source[sizeof t->source];

@@ -42,6 +42,12 @@ int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
 
 void np_topo_destroy(struct np_topo *t);
 
+/* Narrows the usable CPUs to `cpus`, as a cgroup cpuset would, and
+ * recomputes the nodes.  For `numapin plan --restrict` and tests.  Returns
+ * 0, or -1 with a message in err (the topology must then only be
+ * destroyed). */
+int np_topo_restrict(struct np_topo *t, hwloc_const_bitmap_t cpus, char *err, size_t errlen);
+
 /* One line describing the machine: source, counts, allowed CPUs. */
 void np_topo_summary(const struct np_topo *t, char *buf, size_t len);
 

@@ -22,11 +22,12 @@
 
 static const char usage[] =
     "usage: numapin plan --groups N [--group G] [--cpus node|core|pu] [--domain node|package|l3]\n"
-    "                    [--topology FILE.xml | --synthetic DESC] [--json]\n"
-    "       numapin topo [--topology FILE.xml | --synthetic DESC] [--json]\n"
+    "                    [--topology FILE.xml | --synthetic DESC] [--restrict CPUS] [--json]\n"
+    "       numapin topo [--topology FILE.xml | --synthetic DESC] [--restrict CPUS] [--json]\n"
     "       numapin help\n"
     "plan: how N JVM groups are placed on this machine (or on the given topology).\n"
-    "topo: the machine as numapin sees it.\n";
+    "topo: the machine as numapin sees it.\n"
+    "--restrict CPUS: only these CPUs (cpulist, e.g. 0-7,16) may be used, as under a cgroup cpuset.\n";
 
 static int die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -95,6 +96,7 @@ static int cmd(int argc, char **argv, int is_topo)
         {"domain", required_argument, NULL, 'd'},
         {"topology", required_argument, NULL, 't'},
         {"synthetic", required_argument, NULL, 's'},
+        {"restrict", required_argument, NULL, 'r'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -102,12 +104,12 @@ static int cmd(int argc, char **argv, int is_topo)
     int groups = 0, group = -1, json = 0;
     enum np_cpus_mode mode = NP_CPUS_NODE;
     enum np_domain domain = NP_DOMAIN_NODE;
-    const char *xml = NULL, *synthetic = NULL;
+    const char *xml = NULL, *synthetic = NULL, *restrict_to = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         if (is_topo && (c == 'n' || c == 'g' || c == 'c' || c == 'd'))
-            return die_usage("topo takes only --topology, --synthetic and --json");
+            return die_usage("topo takes only --topology, --synthetic, --restrict and --json");
         switch (c) {
         case 'n':
             if (parse_count(optarg, 1, NP_MAX_GROUPS, &groups) != 0)
@@ -137,6 +139,7 @@ static int cmd(int argc, char **argv, int is_topo)
             else
                 return die_usage("--domain takes node, package or l3, not '%s'", optarg);
             break;
+        case 'r': restrict_to = optarg; break;
         case 't': xml = optarg; break;
         case 's': synthetic = optarg; break;
         case 'j': json = 1; break;
@@ -154,6 +157,23 @@ static int cmd(int argc, char **argv, int is_topo)
     if (np_topo_load(&t, xml, synthetic, err, sizeof err) != 0) {
         fprintf(stderr, "numapin: %s\n", err);
         return 1;
+    }
+    if (restrict_to != NULL) {
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        int bad = set == NULL || restrict_to[0] < '0' || restrict_to[0] > '9' ||
+                  strspn(restrict_to, "0123456789,-") != strlen(restrict_to) ||
+                  hwloc_bitmap_list_sscanf(set, restrict_to) != 0;
+        if (!bad && np_topo_restrict(&t, set, err, sizeof err) != 0) {
+            fprintf(stderr, "numapin: --restrict %s: %s\n", restrict_to, err);
+            hwloc_bitmap_free(set);
+            np_topo_destroy(&t);
+            return 1;
+        }
+        hwloc_bitmap_free(set);
+        if (bad) {
+            np_topo_destroy(&t);
+            return die_usage("--restrict takes a CPU list such as 0-7,16, not '%s'", restrict_to);
+        }
     }
     if (is_topo) {
         if (json)
