@@ -22,7 +22,7 @@ CORE_SRC := $(filter-out native/numapin_cli.c,$(wildcard native/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(wildcard native/tests/*.c)
 
-.PHONY: all test test-unit test-java test-numa demo clean
+.PHONY: all test test-unit test-java test-numa demo bench clean
 all: $(B)/libnumapin.so $(B)/numapin
 
 $(B)/%.o: %.c $(wildcard native/*.h) Makefile
@@ -42,9 +42,12 @@ $(B)/test_native: $(TEST_SRC) $(CORE_OBJ)
 
 test: test-unit test-java test-numa
 
+# `make test-unit REGEN=1` rewrites the expected outputs under
+# native/tests/expected instead of comparing with them: review the diff.
+TOPOLOGIES ?= $(abspath ../shared/topologies)
 test-unit: $(B)/test_native $(B)/numapin $(B)/libnumapin.so
-	NUMAPIN_TOPOLOGIES=$(abspath ../shared/topologies) NUMAPIN_CLI=$(abspath $(B)/numapin) \
-	    $(B)/test_native
+	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) NUMAPIN_CLI=$(abspath $(B)/numapin) \
+	    $(if $(REGEN),NUMAPIN_REGEN=1) $(B)/test_native
 	bash native/tests/check_exports.sh $(B)/libnumapin.so
 
 test-java: all
@@ -52,6 +55,14 @@ test-java: all
 
 test-numa: all
 	bash java-tests/qemu/run.sh
+
+BENCH_SRC := $(wildcard native/bench/*.c)
+$(B)/bench_plan: $(BENCH_SRC) $(CORE_OBJ)
+	$(CC) $(CFLAGS) -o $@ $(BENCH_SRC) $(CORE_OBJ) $(LDLIBS)
+
+# Numbers go to docs/performance.md; nothing here asserts a time.
+bench: all $(B)/bench_plan
+	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash native/bench/run.sh
 
 demo: all
 	bash java-tests/demo.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17)
