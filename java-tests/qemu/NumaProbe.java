@@ -37,6 +37,9 @@ import sun.misc.Unsafe;
  *   rendezvous=DIR:N write DIR/PID once all workers run, then wait until DIR
  *                    holds N files before the workers go on (two JVMs at once)
  *   out=FILE         write "allowed=LIST ran=LIST" of the workers to FILE
+ *   spawned=judge    also judge the thread a worker starts ("spawned-by-worker"):
+ *                    all CPUs and the default memory policy, as for any
+ *                    non-matching thread (default: only print its facts)
  *
  * Every result line starts with "probe:"; the last one is "probe: PASS" or
  * "probe: FAIL (N failed checks)", and the exit status is 0 or 1.
@@ -209,15 +212,25 @@ public final class NumaProbe {
         if (best == null) {
             return "?";
         }
-        String[] f = best.split(" ");
-        return f.length > 1 ? f[1] : "?";
+        return policyColumn(best);
+    }
+
+    /** Second column of a numa_maps line; "prefer (many):0-1" holds a space. */
+    static String policyColumn(String line) {
+        String[] f = line.split(" ");
+        if (f.length < 2) {
+            return "?";
+        }
+        if (f.length > 2 && f[2].startsWith("(many)")) {
+            return f[1] + " " + f[2];
+        }
+        return f[1];
     }
 
     /** Task policy: policy column of any mapping that has no policy of its own (the first one). */
     static String taskPolicy() throws IOException {
         String maps = read("/proc/thread-self/numa_maps");
-        String first = maps.substring(0, maps.indexOf('\n'));
-        return first.split(" ")[1];
+        return policyColumn(maps.substring(0, maps.indexOf('\n')));
     }
 
     // ---- what a worker measures -------------------------------------------
@@ -390,14 +403,19 @@ public final class NumaProbe {
         check(names.size() == total, total + " distinct workers measured (" + names.size() + ")");
 
         BitSet all = online;
+        boolean judgeSpawned = "judge".equals(a.get("spawned"));
         for (Map.Entry<String, String[]> e : plain.entrySet()) {
             String[] f = e.getValue();
             out("non-worker name=" + e.getKey() + " allowed=" + f[0] + " policy=" + f[1]);
+            if (e.getKey().equals("spawned-by-worker") && !judgeSpawned) {
+                continue;
+            }
             check(parseList(f[0]).equals(all), e.getKey() + " keeps all CPUs " + formatList(all)
                     + " (has " + f[0] + ")");
-            if (!e.getKey().equals("spawned-by-worker")) {
-                check(f[1].equals("default"), e.getKey() + " keeps the default memory policy (has " + f[1] + ")");
-            }
+            check(f[1].equals("default"), e.getKey() + " keeps the default memory policy (has " + f[1] + ")");
+        }
+        if (judgeSpawned && !plain.containsKey("spawned-by-worker")) {
+            check(false, "a worker started a thread");
         }
         // Every other thread of the process (JVM threads, GC, ...) keeps all CPUs.
         int others = 0;

@@ -1,0 +1,343 @@
+# Scenarios run inside the QEMU guest (busybox sh), sourced by /init.
+# Each scenario_NAME runs in a subshell and succeeds when every check passed.
+# Machines (set up by run.sh):
+#   n2: 2 nodes x 2 CPUs      node0 = CPUs 0-1, node1 = CPUs 2-3
+#   n3: 3 nodes x 2 CPUs      node0 = 0-1, node1 = 2-3, node2 = 4-5,
+#       distances 10/21/31, one package (the shape of a sub-NUMA-clustered Xeon)
+
+AGENT=/numapin/libnumapin.so
+CLI=/numapin/numapin
+# -Xint: multi-threaded TCG occasionally crashes JIT-compiled code, and the
+# probe does little work. No perf data: /tmp is small and nobody reads it.
+JAVA="/jdk/bin/java -Xint -XX:+UseSerialGC -Xms16m -Xmx64m -XX:-UsePerfData -cp /tests"
+JAVA_TIMEOUT=90
+
+FAILS=0
+ok() { echo "check ok   $*"; }
+fail() { echo "check FAIL $*"; FAILS=$((FAILS + 1)); }
+verdict() { [ "$FAILS" -eq 0 ]; }
+
+# probe TAG AGENT_OPTIONS PROBE_ARGS...
+# Runs NumaProbe under the agent (log at info into /tmp/TAG.log), prints its
+# output and the agent's log; the probe's own verdict counts as one check.
+probe() {
+    tag=$1 opts=$2
+    shift 2
+    echo "--- $tag: java -agentpath:libnumapin.so=$opts NumaProbe $*"
+    rm -f "/tmp/$tag.log"
+    timeout $JAVA_TIMEOUT $JAVA "-agentpath:$AGENT=$opts,log=info:/tmp/$tag.log" \
+        NumaProbe "$@" >"/tmp/$tag.out" 2>&1
+    rc=$?
+    cat "/tmp/$tag.out"
+    echo "--- $tag: agent log"
+    cat "/tmp/$tag.log" 2>/dev/null || echo "(no agent log)"
+    echo "--- $tag: exit $rc"
+    if [ $rc -eq 0 ] && grep -q '^probe: PASS$' "/tmp/$tag.out"; then
+        ok "$tag: probe passed"
+    else
+        fail "$tag: probe failed (exit $rc)"
+    fi
+    # hwloc found the emulated machine itself: no fake topology
+    nodes=$(expand "$(cat /sys/devices/system/node/has_cpu)" | wc -w)
+    topo=$(grep '\]\[info\]\[numapin\] topology ' "/tmp/$tag.log" 2>/dev/null | head -1)
+    if echo "$topo" | grep -q " nodes=$nodes " && ! echo "$topo" | grep -q 'source="\(synthetic\|.*\.xml"\)'; then
+        ok "$tag: agent read the machine: ${topo#*numapin\] }"
+    else
+        fail "$tag: agent topology line is not this $nodes-node machine: ${topo:-none}"
+    fi
+}
+
+# placed_as TAG GROUP NODE CPUS MEM
+# Every "placed" line of the agent's log reads this group, node, CPUs and
+# memory policy (as the agent read them back from the kernel), there is one
+# for at least every worker the probe measured, and the summary at exit
+# counts no failure.
+placed_as() {
+    tag=$1 g=$2 n=$3 c=$4 m=$5
+    log=/tmp/$tag.log
+    placed=$(grep -c '\]\[info\]\[numapin\] placed "' "$log" 2>/dev/null)
+    measured=$(grep -c '^probe: worker name=' "/tmp/$tag.out" 2>/dev/null)
+    if [ "${placed:-0}" -ge "${measured:-0}" ] && [ "${measured:-0}" -gt 0 ]; then
+        ok "$tag: agent logged $placed placements for $measured measured workers"
+    else
+        fail "$tag: agent logged ${placed:-0} placements for ${measured:-0} measured workers"
+    fi
+    other=$(grep '\]\[numapin\] placed "' "$log" 2>/dev/null |
+        grep -v " group=$g node=$n cpus=$c mem=$m\( \|\$\)" | head -3)
+    if [ -z "$other" ]; then
+        ok "$tag: every placement reads group=$g node=$n cpus=$c mem=$m"
+    else
+        fail "$tag: placements not as group=$g node=$n cpus=$c mem=$m: $other"
+    fi
+    summary=$(grep '\]\[info\]\[numapin\] summary ' "$log" 2>/dev/null | tail -1)
+    if [ -z "$summary" ]; then
+        fail "$tag: no summary line at exit"
+    elif echo "$summary" | grep -q ' \(mem_\)\{0,1\}failed=[1-9]'; then
+        fail "$tag: summary counts failures: $summary"
+    else
+        ok "$tag: summary at exit without failures"
+    fi
+    if grep -q '\]\[error\]\[numapin\]' "$log" 2>/dev/null; then
+        fail "$tag: agent logged an error"
+    fi
+}
+
+# no_warning TAG: no placement warning. Start-up advice ("advice: ...", such
+# as kernel.numa_balancing being on, as it is by default on this kernel) is
+# shown but not counted.
+no_warning() {
+    w=$(grep '\]\[warning\]\[numapin\]' "/tmp/$1.log" 2>/dev/null |
+        grep -v '\]\[warning\]\[numapin\] advice: ' | head -1)
+    if [ -n "$w" ]; then
+        fail "$1: unexpected warning: $w"
+    else
+        ok "$1: no warning (advice aside)"
+    fi
+}
+
+has_warning() {
+    w=$(grep '\]\[warning\]\[numapin\]' "/tmp/$1.log" 2>/dev/null | grep -i "$2" | head -1)
+    if [ -n "$w" ]; then
+        ok "$1: warning logged: $w"
+    else
+        fail "$1: no warning matching '$2' logged"
+    fi
+}
+
+# cmd_ok DESC COMMAND...: runs a command (with a timeout), prints its output
+cmd_ok() {
+    desc=$1
+    shift
+    echo "--- $desc: $*"
+    timeout 120 "$@" >/tmp/cmd.out 2>&1
+    rc=$?
+    cat /tmp/cmd.out
+    if [ $rc -eq 0 ]; then ok "$desc (exit 0)"; else fail "$desc (exit $rc)"; fi
+    return $rc
+}
+
+same() { # same DESC GOT WANT
+    if [ "$2" = "$3" ]; then ok "$1: $2"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+# one placement run with groups equal to nodes
+# place TAG GROUP CPUS MEM: MEM is preferred, bind, none, or "default" for
+# no mem= option (which must act as preferred)
+place() {
+    tag=$1 g=$2 c=$3 m=$4
+    opts="group=$g"
+    [ "$m" = default ] || opts="$opts,mem=$m"
+    want=$m
+    [ "$m" = default ] && want=preferred
+    probe "$tag" "$opts" cpus="$c" nodes="$g" mem="$want"
+    case $want in
+        # the kernel reads back the default policy; the docs also name "none"
+        none) readback='\(default\|none\)' ;;
+        *) readback=$want:$g ;;
+    esac
+    placed_as "$tag" "$g" "$g" "$c" "$readback"
+    no_warning "$tag"
+}
+
+# plan_is MACHINE GROUPS: `numapin plan --groups N` in the guest, where hwloc
+# reads the emulated machine, prints the table of expected/MACHINE-plan-N.txt
+# and the JSON of expected/MACHINE-plan-N.json (warnings aside: see has_plan_warning)
+plan_is() {
+    m=$1 n=$2
+    if cmd_ok "numapin plan --groups $n" $CLI plan --groups $n; then
+        sed -n '/^group /,$p' /tmp/cmd.out | grep -v '^warning: ' >/tmp/plan.txt
+        if cmp -s /tmp/plan.txt "/expected/$m-plan-$n.txt"; then
+            ok "plan --groups $n is expected/$m-plan-$n.txt"
+        else
+            fail "plan --groups $n differs from expected/$m-plan-$n.txt:"
+            diff "/expected/$m-plan-$n.txt" /tmp/plan.txt
+        fi
+    fi
+    cp /tmp/cmd.out /tmp/plan-$n.out
+    if cmd_ok "numapin plan --groups $n --json" $CLI plan --groups $n --json; then
+        sed 's/,"warnings":\[.*\]}$/}/' /tmp/cmd.out >/tmp/plan.json
+        if cmp -s /tmp/plan.json "/expected/$m-plan-$n.json"; then
+            ok "plan --groups $n --json is expected/$m-plan-$n.json (warnings aside)"
+        else
+            fail "plan --groups $n --json differs from expected/$m-plan-$n.json:"
+            cat "/expected/$m-plan-$n.json"
+        fi
+    fi
+}
+
+# plan_warns GROUPS TEXT: the text plan of the last plan_is GROUPS warned TEXT
+plan_warns() {
+    if grep -q "^warning: $2" /tmp/plan-$1.out; then
+        ok "plan --groups $1 warns: $(grep "^warning: $2" /tmp/plan-$1.out)"
+    else
+        fail "plan --groups $1 does not warn '$2'"
+    fi
+}
+
+plan_quiet() {
+    if grep -q '^warning' /tmp/plan-$1.out; then
+        fail "plan --groups $1 warns: $(grep '^warning' /tmp/plan-$1.out)"
+    else
+        ok "plan --groups $1 has no warning"
+    fi
+}
+
+topology() { # topology NODE CPULIST DISTANCES...
+    same "node$1 CPUs" "$(cat /sys/devices/system/node/node$1/cpulist)" "$2"
+    same "node$1 distances" "$(cat /sys/devices/system/node/node$1/distance)" "$3"
+}
+
+# ---- 2 nodes x 2 CPUs ------------------------------------------------------
+
+scenario_n2_basics() {
+    same "nodes" "$(cat /sys/devices/system/node/online)" "0-1"
+    topology 0 0-1 "10 21"
+    topology 1 2-3 "21 10"
+    same "transparent huge pages" "$(cat /sys/kernel/mm/transparent_hugepage/enabled)" "always madvise [never]"
+    cmd_ok "java -version" timeout 60 /jdk/bin/java -Xshare:on -version
+    cmd_ok "java -version under the agent" timeout 60 $JAVA "-agentpath:$AGENT=log=info" -version
+    cmd_ok "numapin topo" $CLI topo
+    plan_is n2 2
+    plan_quiet 2
+    plan_is n2 1
+    plan_warns 1 "group 0 spans nodes 0-1"
+    verdict
+}
+
+scenario_n2_preferred() {
+    place n2-pref-g0 0 0-1 default
+    place n2-pref-g1 1 2-3 preferred
+    verdict
+}
+
+scenario_n2_bind() {
+    place n2-bind-g0 0 0-1 bind
+    place n2-bind-g1 1 2-3 bind
+    verdict
+}
+
+scenario_n2_none() {
+    place n2-none-g0 0 0-1 none
+    place n2-none-g1 1 2-3 none
+    verdict
+}
+
+# A thread that a placed worker starts does not match the globs: it must not
+# keep the CPUs and memory policy that Linux copies from the thread creating it.
+scenario_n2_spawned() {
+    probe n2-spawned "group=1,mem=bind" cpus=2-3 nodes=1 mem=bind workers=1 common=0 spawned=judge
+    verdict
+}
+
+# one group over both nodes: CPUs 0-3, pages interleaved over nodes 0 and 1
+scenario_n2_interleave() {
+    probe n2-il "groups=1,group=0,mem=interleave" cpus=0-3 nodes=0-1 mem=interleave
+    placed_as n2-il 0 0-1 0-3 interleave:0-1
+    has_warning n2-il "group 0 spans nodes 0-1"
+    verdict
+}
+
+# two JVMs at once, groups 0 and 1: their workers share no CPU
+scenario_n2_two_jvms() {
+    rm -rf /tmp/rv
+    mkdir -p /tmp/rv
+    probe n2-two-g0 "group=0" cpus=0-1 nodes=0 rendezvous=/tmp/rv:2 out=/tmp/two-g0 >/tmp/two-g0.console 2>&1 &
+    p0=$!
+    probe n2-two-g1 "group=1" cpus=2-3 nodes=1 rendezvous=/tmp/rv:2 out=/tmp/two-g1 >/tmp/two-g1.console 2>&1 &
+    p1=$!
+    wait $p0
+    wait $p1
+    cat /tmp/two-g0.console /tmp/two-g1.console
+    placed_as n2-two-g0 0 0 0-1 preferred:0
+    placed_as n2-two-g1 1 1 2-3 preferred:1
+    for g in 0 1; do
+        grep -q "check ok   n2-two-g$g: probe passed" /tmp/two-g$g.console ||
+            fail "JVM of group $g failed"
+    done
+    if grep -q 'rendezvous: 2 of 2' /tmp/n2-two-g0.out && grep -q 'rendezvous: 2 of 2' /tmp/n2-two-g1.out; then
+        ok "both JVMs had their workers running at the same time"
+    else
+        fail "the two JVMs did not meet"
+    fi
+    a0=$(sed -n 's/^allowed=\([^ ]*\) ran=.*/\1/p' /tmp/two-g0 2>/dev/null)
+    a1=$(sed -n 's/^allowed=\([^ ]*\) ran=.*/\1/p' /tmp/two-g1 2>/dev/null)
+    r0=$(sed -n 's/.* ran=\(.*\)/\1/p' /tmp/two-g0 2>/dev/null)
+    r1=$(sed -n 's/.* ran=\(.*\)/\1/p' /tmp/two-g1 2>/dev/null)
+    disjoint "allowed CPUs" "$a0" "$a1"
+    disjoint "CPUs run on" "$r0" "$r1"
+    verdict
+}
+
+expand() { # 0-2,5 -> "0 1 2 5"
+    echo "$1" | tr , '\n' | awk -F- 'NF { hi = (NF > 1) ? $2 : $1; for (i = $1; i <= hi; i++) printf "%d ", i }'
+}
+
+disjoint() { # disjoint DESC LIST0 LIST1
+    if [ -z "$2" ] || [ -z "$3" ]; then
+        fail "$1: missing ($2 / $3)"
+        return
+    fi
+    for c in $(expand "$2"); do
+        for d in $(expand "$3"); do
+            if [ "$c" = "$d" ]; then
+                fail "$1: group 0 ($2) and group 1 ($3) share CPU $c"
+                return
+            fi
+        done
+    done
+    ok "$1: group 0 ($2) and group 1 ($3) share none"
+}
+
+# ---- 3 nodes x 2 CPUs, distances 10/21/31 ----------------------------------
+
+scenario_n3_basics() {
+    same "nodes" "$(cat /sys/devices/system/node/online)" "0-2"
+    topology 0 0-1 "10 21 31"
+    topology 1 2-3 "21 10 21"
+    topology 2 4-5 "31 21 10"
+    same "transparent huge pages" "$(cat /sys/kernel/mm/transparent_hugepage/enabled)" "always madvise [never]"
+    cmd_ok "numapin topo" $CLI topo
+    plan_is n3 3
+    plan_quiet 3
+    verdict
+}
+
+# no groups= given: one group per node; no mem= given: preferred
+scenario_n3_default() {
+    place n3-def-g0 0 0-1 default
+    place n3-def-g1 1 2-3 default
+    place n3-def-g2 2 4-5 default
+    verdict
+}
+
+scenario_n3_bind() {
+    place n3-bind-g0 0 0-1 bind
+    place n3-bind-g1 1 2-3 bind
+    place n3-bind-g2 2 4-5 bind
+    verdict
+}
+
+# groups=2 on 3 nodes: group 0 = nodes 0-1 (with a warning), group 1 = node 2
+scenario_n3_groups2() {
+    plan_is n3 2
+    plan_warns 2 "group 0 spans nodes 0-1"
+    probe n3-g2-0 "groups=2,group=0,mem=interleave" cpus=0-3 nodes=0-1 mem=interleave
+    placed_as n3-g2-0 0 0-1 0-3 interleave:0-1
+    has_warning n3-g2-0 "group 0 spans nodes 0-1"
+    probe n3-g2-1 "groups=2,group=1,mem=bind" cpus=4-5 nodes=2 mem=bind
+    placed_as n3-g2-1 1 2 4-5 bind:2
+    verdict
+}
+
+# groups=6 on 3 nodes: two groups per node, each with one of its two cores
+scenario_n3_groups6() {
+    plan_is n3 6
+    plan_quiet 6
+    for g in 0 1 2 3 4 5; do
+        n=$((g / 2))
+        probe "n3-g6-$g" "groups=6,group=$g" cpus=$g nodes=$n mem=preferred workers=2 common=1
+        placed_as "n3-g6-$g" "$g" "$n" "$g" "preferred:$n"
+        no_warning "n3-g6-$g"
+    done
+    verdict
+}
