@@ -8,7 +8,12 @@
  *  - ThreadEnd runs on the ending thread, and frees its core or hardware
  *    thread for the next one under cpus=core|pu.
  *  - VMInit reads the flags HotSpot settled on (UseNUMA, GC and compiler
- *    thread counts) for the start-up advice.
+ *    thread counts) for the start-up advice, and starts the rescan thread.
+ *  - The rescan thread (rescan=MS) lists the running threads every MS ms
+ *    and hands each to np_agent_seen with its OS id (HotSpot's VMStructs:
+ *    java.lang.Thread.eetop -> JavaThread -> OSThread), which places the
+ *    ones renamed to a matching name since they started.  A late attach
+ *    does one such pass at once, for the threads already running.
  *  - VMDeath logs the summary.
  * Callbacks run concurrently; np_agent locks what they share. */
 #define _GNU_SOURCE
@@ -22,6 +27,11 @@
 
 static struct np_agent *agent;
 static np_once warned_jvmti;
+
+/* The rescan thread's state. */
+static jrawMonitorID rescan_monitor;
+static volatile int rescan_stop;
+static jfieldID eetop; /* java.lang.Thread.eetop: the JavaThread* */
 
 static void jvmti_failed(jvmtiEnv *jvmti, const char *what, jvmtiError e)
 {
@@ -70,9 +80,90 @@ static long flag_intx(const char *name)
     return np_hotspot_intx(name, &v) == 0 ? (long)v : -1;
 }
 
-static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+/* The OS id of a running thread, or -1. */
+static pid_t os_tid(JNIEnv *jni, jthread thread)
 {
-    (void)jvmti, (void)thread;
+    if (eetop == NULL)
+        return -1;
+    return np_hotspot_os_tid((uintptr_t)(*jni)->GetLongField(jni, thread, eetop));
+}
+
+/* Hands every running thread to np_agent_seen. */
+static void scan(jvmtiEnv *jvmti, JNIEnv *jni, const char *how)
+{
+    jint n = 0;
+    jthread *threads = NULL;
+    jvmtiError e = (*jvmti)->GetAllThreads(jvmti, &n, &threads);
+    if (e != JVMTI_ERROR_NONE) {
+        jvmti_failed(jvmti, "GetAllThreads", e);
+        return;
+    }
+    for (jint i = 0; i < n; i++) {
+        jvmtiThreadInfo info;
+        memset(&info, 0, sizeof info);
+        if ((*jvmti)->GetThreadInfo(jvmti, threads[i], &info) == JVMTI_ERROR_NONE) {
+            np_agent_seen(agent, info.name != NULL ? info.name : "", os_tid(jni, threads[i]), how);
+            (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+            if (info.thread_group != NULL)
+                (*jni)->DeleteLocalRef(jni, info.thread_group);
+            if (info.context_class_loader != NULL)
+                (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+        }
+        (*jni)->DeleteLocalRef(jni, threads[i]);
+    }
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+}
+
+static void JNICALL rescan_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)arg;
+    jlong period = agent->opt.rescan_ms;
+    (*jvmti)->RawMonitorEnter(jvmti, rescan_monitor);
+    while (!rescan_stop) {
+        (*jvmti)->RawMonitorWait(jvmti, rescan_monitor, period);
+        if (rescan_stop)
+            break;
+        (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
+        scan(jvmti, jni, "rescan");
+        (*jvmti)->RawMonitorEnter(jvmti, rescan_monitor);
+    }
+    (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
+}
+
+/* Finds Thread.eetop and HotSpot's tables; starts the rescan thread when
+ * rescan= is not 0.  Live phase only. */
+static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
+{
+    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+    if (thread_class != NULL)
+        eetop = (*jni)->GetFieldID(jni, thread_class, "eetop", "J");
+    if ((*jni)->ExceptionCheck(jni)) {
+        (*jni)->ExceptionClear(jni);
+        eetop = NULL;
+    }
+    if (agent->opt.rescan_ms == 0 || eetop == NULL)
+        return;
+    jvmtiError e = (*jvmti)->CreateRawMonitor(jvmti, "numapin rescan", &rescan_monitor);
+    if (e != JVMTI_ERROR_NONE) {
+        jvmti_failed(jvmti, "CreateRawMonitor", e);
+        return;
+    }
+    jmethodID init = (*jni)->GetMethodID(jni, thread_class, "<init>", "(Ljava/lang/String;)V");
+    jstring name = (*jni)->NewStringUTF(jni, "numapin rescan");
+    jobject thread = init && name ? (*jni)->NewObject(jni, thread_class, init, name) : NULL;
+    if (thread == NULL) {
+        (*jni)->ExceptionClear(jni);
+        np_log(np_once_level(&warned_jvmti, NP_LOG_WARNING),
+               "cannot create the rescan thread: renamed threads are not placed");
+        return;
+    }
+    e = (*jvmti)->RunAgentThread(jvmti, thread, rescan_main, NULL, JVMTI_THREAD_MIN_PRIORITY);
+    if (e != JVMTI_ERROR_NONE)
+        jvmti_failed(jvmti, "RunAgentThread", e);
+}
+
+static void read_flags(JNIEnv *jni)
+{
     /* Any function of the JNI table lives in libjvm.so. */
     struct np_jvm_facts f = {-1, -1, -1, -1, -1};
     if (np_hotspot_init((const void *)(*jni)->GetVersion) == 0) {
@@ -84,9 +175,17 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
         long apc = flag_intx("ActiveProcessorCount");
         f.cpus_seen = apc > 0 ? (int)apc : -1;
     } else {
-        np_log(NP_LOG_DEBUG, "HotSpot's VMStructs tables are not there: no advice on JVM flags");
+        np_log(NP_LOG_DEBUG, "HotSpot's VMStructs tables are not there: no advice on JVM "
+                             "flags, and renamed or already running threads are not placed");
     }
     np_agent_jvm_facts(agent, &f);
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)thread;
+    read_flags(jni);
+    start_rescan(jvmti, jni);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -95,6 +194,12 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     /* Threads still running may call back after this: the agent stays
      * allocated for the life of the process. */
     np_agent_summary(agent);
+    if (rescan_monitor != NULL) {
+        (*jvmti)->RawMonitorEnter(jvmti, rescan_monitor);
+        rescan_stop = 1;
+        (*jvmti)->RawMonitorNotifyAll(jvmti, rescan_monitor);
+        (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
+    }
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_THREAD_START, NULL);
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_THREAD_END, NULL);
 }
@@ -138,9 +243,19 @@ static jint start(JavaVM *vm, const char *options, int late)
             return JNI_ERR;
         }
     }
-    if (late)
-        np_log(NP_LOG_WARNING, "attached to a running JVM: threads already running are not "
-                               "placed, only threads started from now on");
+    if (late) {
+        /* Live phase already: no VMInit will come.  Place what runs now. */
+        JNIEnv *jni = NULL;
+        if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK || jni == NULL) {
+            np_log(NP_LOG_WARNING, "attached, but without a JNI environment: threads already "
+                                   "running are not placed");
+            return JNI_OK;
+        }
+        read_flags(jni);
+        start_rescan(jvmti, jni);
+        if (eetop != NULL)
+            scan(jvmti, jni, "attach");
+    }
     return JNI_OK;
 }
 

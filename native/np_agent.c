@@ -1,12 +1,14 @@
 #define _GNU_SOURCE
 #include "np_agent.h"
 
+#include "np_autogroup.h"
 #include "np_domains.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The record entry of the calling thread, so ThreadEnd (which runs on the
  * ending thread) finds it without a search. */
@@ -109,6 +111,45 @@ static void usable_nodes(const struct np_agent *a, hwloc_bitmap_t out)
         hwloc_bitmap_set(out, a->topo.nodes[i]->os_index);
 }
 
+/* scope=jvm: binds the whole process to the group and gives the loading
+ * thread (which goes on to create the heap and the JVM's own threads, all
+ * inheriting it) the group's memory policy. */
+static int place_jvm(struct np_agent *a, const struct np_target *t)
+{
+    char cpus[1024], mem[256], got_cpus[1024], got_mem[256];
+    np_cpulist(cpus, sizeof cpus, a->mine->cpus);
+    np_mem_target_str(mem, sizeof mem, t);
+    int rc = 0;
+    if (hwloc_set_cpubind(a->topo.topology, a->mine->cpus, HWLOC_CPUBIND_PROCESS) != 0) {
+        (a->opt.strict ? np_log_fatal : np_log_warning)(
+            "scope=jvm: cannot bind the JVM to cpus=%s: %s (%s)%s", cpus, strerror(errno),
+            errname(errno), a->opt.strict ? " (strict: the JVM does not start)" : "");
+        return -1;
+    }
+    struct np_target whole = {a->mine->cpus, t->nodes, t->mem};
+    struct np_actual got;
+    struct np_bind_result r;
+    if (np_actual_init(&got) != 0)
+        return -1;
+    np_bind_self(a->topo.topology, &whole, &r, &got);
+    np_cpulist(got_cpus, sizeof got_cpus, got.cpus);
+    np_mem_actual_str(got_mem, sizeof got_mem, &got);
+    np_actual_destroy(&got);
+    if (r.cpu_errno != 0 || r.mem_errno != 0) {
+        int e = r.cpu_errno ? r.cpu_errno : r.mem_errno;
+        (a->opt.strict ? np_log_fatal : np_log_warning)(
+            "scope=jvm: cannot set memory policy %s for the JVM: %s (%s)%s", mem, strerror(e),
+            errname(e), a->opt.strict ? " (strict: the JVM does not start)" : "");
+        rc = -1;
+    } else if (!r.cpu_ok || !r.mem_ok) {
+        np_log(NP_LOG_WARNING, "scope=jvm: the JVM reads back cpus=%s mem=%s, not cpus=%s mem=%s",
+               got_cpus, got_mem, cpus, mem);
+    }
+    np_log(NP_LOG_INFO, "jvm group=%d node=%s cpus=%s mem=%s", a->opt.group, a->node_list,
+           got_cpus, got_mem);
+    return rc;
+}
+
 /* Advice that needs only the machine and the start-up state. */
 static void advise_at_start(struct np_agent *a)
 {
@@ -195,6 +236,13 @@ static enum np_status start(struct np_agent *a, const char *options)
             snprintf(err, sizeof err, "cannot plan %d groups: %s", a->opt.groups, strerror(errno));
         return runtime_failure(a, err);
     }
+    if (a->opt.group == NP_GROUP_AUTO) {
+        int g = np_autogroup_claim(NULL, a->opt.groups, &a->lock_fd, err, sizeof err);
+        if (g < 0)
+            return runtime_failure(a, err);
+        a->opt.group = g;
+        np_log(NP_LOG_INFO, "auto group=%d groups=%d", g, a->opt.groups);
+    }
     a->mine = &a->plan.groups[a->opt.group];
     if ((a->place_cpus = hwloc_bitmap_alloc()) == NULL ||
         (a->mem_nodes = hwloc_bitmap_alloc()) == NULL)
@@ -248,6 +296,8 @@ static enum np_status start(struct np_agent *a, const char *options)
         if (a->opt.group >= w->first_group && a->opt.group <= w->last_group)
             np_log(NP_LOG_WARNING, "advice: %s", w->text);
     }
+    if (a->opt.scope == NP_SCOPE_JVM && !a->opt.dryrun && place_jvm(a, &t) != 0 && a->opt.strict)
+        return NP_ERR_RUNTIME;
     advise_at_start(a);
 
     if (a->opt.mem != NP_MEM_NONE && !a->opt.dryrun && np_bind_init() != 0) {
@@ -278,6 +328,7 @@ enum np_status np_agent_create(const char *options, struct np_agent **out)
         np_log_fatal("out of memory");
         return NP_ERR_RUNTIME;
     }
+    a->lock_fd = -1;
     enum np_status st = start(a, options);
     if (st != NP_OK) {
         np_agent_destroy(a);
@@ -404,11 +455,96 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
 
 void np_agent_thread_end(struct np_agent *a)
 {
-    if (self_agent != a || self_entry == NULL)
+    if (!a->active)
         return;
-    np_record_end(&a->record, self_entry);
+    struct np_entry *e = self_agent == a ? self_entry : NULL;
+    if (e == NULL) /* placed from outside (attach, rescan), or never seen */
+        e = np_record_find_live(&a->record, gettid());
+    if (e != NULL)
+        np_record_end(&a->record, e);
     self_entry = NULL;
     self_agent = NULL;
+}
+
+/* Places another, running thread: CPUs only, since Linux sets a memory
+ * policy only from the thread itself. */
+static void place_other(struct np_agent *a, struct np_entry *e, const char *qname, pid_t tid,
+                        const char *how)
+{
+    struct np_entry copy;
+    np_record_copy(&a->record, e, &copy);
+    hwloc_const_bitmap_t cpus = copy.slot >= 0 ? a->slots[copy.slot] : a->place_cpus;
+    char want[1024], got[1024];
+    np_cpulist(want, sizeof want, cpus);
+    if (a->opt.dryrun) {
+        np_log(NP_LOG_INFO, "would-place %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s",
+               qname, (int)tid, a->opt.group, a->node_list, want, how);
+        return;
+    }
+    hwloc_bitmap_t now = hwloc_bitmap_alloc();
+    if (now == NULL)
+        return;
+    if (hwloc_set_proc_cpubind(a->topo.topology, tid, cpus, HWLOC_CPUBIND_THREAD) != 0) {
+        int err = errno;
+        np_record_set(&a->record, e, NP_FAILED, err, 0, false);
+        np_log(np_once_level(&a->warned_cpu, NP_LOG_WARNING),
+               "cannot bind %s tid=%d to cpus=%s: %s (%s); threads that cannot be bound are left "
+               "as they were (repeats are logged at debug level)",
+               qname, (int)tid, want, strerror(err), errname(err));
+    } else {
+        hwloc_get_proc_cpubind(a->topo.topology, tid, now, HWLOC_CPUBIND_THREAD);
+        np_cpulist(got, sizeof got, now);
+        if (!hwloc_bitmap_isequal(now, cpus))
+            np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
+                   "%s tid=%d reads back cpus=%s, not the planned cpus=%s", qname, (int)tid, got,
+                   want);
+        np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s",
+               qname, (int)tid, a->opt.group, a->node_list, got, how);
+        if (a->opt.mem != NP_MEM_NONE)
+            np_log(np_once_level(&a->told_mem_unchanged, NP_LOG_INFO),
+                   "threads placed from outside (%s) keep their memory policy: Linux lets only a "
+                   "thread itself set it", how);
+    }
+    hwloc_bitmap_free(now);
+}
+
+/* True when tid is a thread of this process: an id read from the JVM's
+ * memory is checked before anything is bound to it. */
+static bool own_thread(pid_t tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
+    return access(path, F_OK) == 0;
+}
+
+void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, const char *how)
+{
+    if (!a->active || tid <= 0 || !own_thread(tid))
+        return;
+    struct np_entry *e = np_record_find_live(&a->record, tid);
+    bool match = np_options_match(&a->opt, name);
+    char qname[512];
+    if (e != NULL) {
+        struct np_entry copy;
+        np_record_copy(&a->record, e, &copy);
+        /* Placed (or failed) already, or still not matching. */
+        if (copy.outcome != NP_SKIPPED || !match)
+            return;
+        np_quote(qname, sizeof qname, name);
+        if (np_record_rename(&a->record, e, name, a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
+                             a->opt.cpus != NP_CPUS_NODE) != 0)
+            return;
+        place_other(a, e, qname, tid, how);
+        return;
+    }
+    /* A thread numapin never saw start: before VMInit, or before attach. */
+    e = np_record_add(&a->record, name, tid,
+                      !match ? NP_SKIPPED : a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
+                      match && a->opt.cpus != NP_CPUS_NODE);
+    if (e == NULL || !match)
+        return;
+    np_quote(qname, sizeof qname, name);
+    place_other(a, e, qname, tid, how);
 }
 
 void np_agent_summary(struct np_agent *a)
@@ -446,6 +582,8 @@ void np_agent_destroy(struct np_agent *a)
     hwloc_bitmap_free(a->place_cpus);
     hwloc_bitmap_free(a->mem_nodes);
     np_actual_destroy(&a->startup);
+    if (a->lock_fd >= 0)
+        close(a->lock_fd); /* the group is free again */
     np_plan_free(&a->plan);
     np_topo_destroy(&a->topo);
     np_options_free(&a->opt);

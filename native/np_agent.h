@@ -43,8 +43,9 @@ struct np_agent {
     struct np_actual startup;
     bool have_startup;
     struct np_record record;
+    int lock_fd;                      /* group=auto: the lock held, else -1 */
     np_once warned_cpu, warned_mem, warned_verify, warned_oom, warned_oversubscribed,
-        warned_reset;
+        warned_reset, told_mem_unchanged;
 };
 
 /* Parses the options, loads the topology, plans, and logs the start-up
@@ -62,7 +63,13 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f);
  * back to the process's start-up CPUs and policy. */
 void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid);
 
-/* The calling thread, which np_agent_thread_start saw, is ending. */
+/* A running thread seen from another thread: at late attach (how "attach")
+ * or by the periodic rescan for renamed threads (how "rescan").  A matching
+ * thread not placed yet (never seen, or seen under a name that did not
+ * match) gets its CPUs; its memory policy cannot be set from outside. */
+void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, const char *how);
+
+/* The calling thread is ending. */
 void np_agent_thread_end(struct np_agent *a);
 
 /* Logs the summary line. */

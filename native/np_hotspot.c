@@ -12,6 +12,9 @@ static struct {
     size_t size;            /* sizeof(JVMFlag) */
     uint64_t name_offset;   /* JVMFlag::_name */
     uint64_t addr_offset;   /* JVMFlag::_addr */
+    int have_threads;
+    uint64_t osthread_offset;   /* JavaThread::_osthread, or Thread::_osthread */
+    uint64_t thread_id_offset;  /* OSThread::_thread_id */
 } table;
 
 static void *sym(void *lib, const char *name)
@@ -57,11 +60,22 @@ int np_hotspot_init(const void *addr_in_libjvm)
     const char *flags_array = NULL;
     size_t count = 0;
     int have_name = 0, have_addr = 0, have_flags = 0, have_count = 0;
+    int have_osthread = 0, have_thread_id = 0;
     for (const char *e = *structs;; e += s_stride) {
         const char *type = *(const char *const *)(e + s_type);
         const char *field = *(const char *const *)(e + s_field);
         if (type == NULL)
             break;
+        /* _osthread is JavaThread's in older JDKs, Thread's in newer. */
+        if (field != NULL && (strcmp(type, "JavaThread") == 0 || strcmp(type, "Thread") == 0) &&
+            strcmp(field, "_osthread") == 0) {
+            table.osthread_offset = *(const uint64_t *)(e + s_offset);
+            have_osthread = 1;
+        } else if (field != NULL && strcmp(type, "OSThread") == 0 &&
+                   strcmp(field, "_thread_id") == 0) {
+            table.thread_id_offset = *(const uint64_t *)(e + s_offset);
+            have_thread_id = 1;
+        }
         /* JDK 11 and later call it JVMFlag; older ones Flag. */
         if (field == NULL || (strcmp(type, "JVMFlag") != 0 && strcmp(type, "Flag") != 0))
             continue;
@@ -91,6 +105,7 @@ int np_hotspot_init(const void *addr_in_libjvm)
     if (!have_name || !have_addr || !have_flags || !have_count || flags_array == NULL ||
         size == 0)
         return -1;
+    table.have_threads = have_osthread && have_thread_id;
     table.flags = flags_array;
     table.count = count;
     table.size = size;
@@ -133,4 +148,15 @@ int np_hotspot_intx(const char *name, int64_t *out)
         return -1;
     *out = *p;
     return 0;
+}
+
+pid_t np_hotspot_os_tid(uintptr_t java_thread)
+{
+    if (!table.have_threads || java_thread == 0)
+        return -1;
+    const char *osthread = *(const char *const *)(java_thread + table.osthread_offset);
+    if (osthread == NULL)
+        return -1;
+    pid_t tid = *(const pid_t *)(osthread + table.thread_id_offset);
+    return tid > 0 ? tid : -1;
 }

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Finds the tables in the library that contains `addr_in_libjvm` (any
  * address inside libjvm.so; NULL searches the global namespace).  Returns
@@ -24,5 +25,12 @@ int np_hotspot_bool(const char *name, bool *out);
 int np_hotspot_uint(const char *name, uint32_t *out);
 /* For flags of HotSpot types intx, uintx and size_t (64 bits). */
 int np_hotspot_intx(const char *name, int64_t *out);
+
+/* The OS thread id of a HotSpot JavaThread (the value of its
+ * java.lang.Thread's `eetop` field), through JavaThread::_osthread and
+ * OSThread::_thread_id.  Returns -1 when unknown (no tables, a thread not
+ * started or already gone).  The JavaThread must stay alive meanwhile: call
+ * it only for threads JVMTI has just listed. */
+pid_t np_hotspot_os_tid(uintptr_t java_thread);
 
 #endif

@@ -101,16 +101,29 @@ static void write_all(int fd, const char *buf, size_t len)
     }
 }
 
-void np_log(enum np_level level, const char *fmt, ...)
+static void vlog(enum np_level level, const char *fmt, va_list ap)
 {
     if (!np_log_enabled(level))
         return;
     char buf[2048];
+    size_t len = format_line(buf, sizeof buf, level, fmt, ap);
+    write_all(atomic_load(&log_fd), buf, len);
+}
+
+void np_log(enum np_level level, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    size_t len = format_line(buf, sizeof buf, level, fmt, ap);
+    vlog(level, fmt, ap);
     va_end(ap);
-    write_all(atomic_load(&log_fd), buf, len);
+}
+
+void np_log_warning(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(NP_LOG_WARNING, fmt, ap);
+    va_end(ap);
 }
 
 void np_log_fatal(const char *fmt, ...)

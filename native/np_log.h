@@ -38,6 +38,9 @@ bool np_log_enabled(enum np_level level);
 void np_log(enum np_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* np_log at warning level, with the signature of np_log_fatal. */
+void np_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Writes one line in the log format to stderr, whatever the level and
  * destination, and to the log file too when there is one.  For errors that
  * stop the JVM: the user must see them on the terminal. */

@@ -11,10 +11,12 @@
 static const char *const cpus_names[] = {"node", "core", "pu"};
 static const char *const mem_names[] = {"preferred", "bind", "interleave", "local", "none"};
 static const char *const domain_names[] = {"node", "package", "l3"};
+static const char *const scope_names[] = {"threads", "jvm"};
 static const char *const cpukind_names[] = {"performance", "efficiency", "any"};
 
 const char *np_cpus_mode_name(enum np_cpus_mode m) { return cpus_names[m]; }
 const char *np_domain_name(enum np_domain d) { return domain_names[d]; }
+const char *np_scope_name(enum np_scope s) { return scope_names[s]; }
 
 const char *np_cpukind_name(int kind, char *buf, size_t len)
 {
@@ -26,18 +28,23 @@ const char *np_cpukind_name(int kind, char *buf, size_t len)
 }
 const char *np_mem_mode_name(enum np_mem_mode m) { return mem_names[m]; }
 
-#define VALID_KEYS \
-    "group, groups, threads, domain, cpus, cpukind, mem, log, dryrun, strict, help"
+#define VALID_KEYS                                                                            \
+    "group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, dryrun, strict, " \
+    "help"
 
 const char *np_options_help(void)
 {
     return
 "numapin: pins JVM threads to the CPUs and memory of this JVM's NUMA group\n"
 "usage: -agentpath:/path/libnumapin.so[=key=value,key=value,...]\n"
-"  group=N          this JVM's group index, 0-based (default 0)\n"
+"  group=N|auto     this JVM's group index, 0-based (default 0); auto claims the\n"
+"                   lowest group no other JVM of this user holds\n"
 "  groups=N         JVM groups sharing the host (default: NUMA nodes with CPUs)\n"
 "  threads=GLOB|..  thread names to place, shell globs separated by |\n"
 "                   (default " NP_DEFAULT_THREADS ")\n"
+"  scope=threads|jvm  place the matching threads (default), or the whole JVM too\n"
+"  rescan=MS        look for threads renamed to a matching name every MS ms\n"
+"                   (default 1000; 0: never)\n"
 "  domain=node|package|l3  what a group is placed on (default node)\n"
 "  cpus=node|core|pu  a placed thread gets all CPUs of the group (node, default),\n"
 "                   or the one core or hardware thread holding fewest placed threads\n"
@@ -199,12 +206,12 @@ static int parse_threads(const char *v, struct np_options *o)
 }
 
 enum key {
-    K_GROUP, K_GROUPS, K_THREADS, K_DOMAIN, K_CPUS, K_CPUKIND, K_MEM, K_LOG, K_DRYRUN,
-    K_STRICT, K_HELP, K_COUNT
+    K_GROUP, K_GROUPS, K_THREADS, K_SCOPE, K_RESCAN, K_DOMAIN, K_CPUS, K_CPUKIND, K_MEM, K_LOG,
+    K_DRYRUN, K_STRICT, K_HELP, K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
-    "group", "groups", "threads", "domain", "cpus", "cpukind", "mem", "log", "dryrun",
-    "strict", "help",
+    "group", "groups", "threads", "scope", "rescan", "domain", "cpus", "cpukind", "mem", "log",
+    "dryrun", "strict", "help",
 };
 
 /* Parses one key[=value]; returns -1 with err written on failure. */
@@ -236,7 +243,21 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
     int x;
     switch ((enum key)k) {
     case K_GROUP:
+        if (strcmp(v, "auto") == 0) {
+            o->group = NP_GROUP_AUTO;
+            return 0;
+        }
         if (parse_int(v, 0, NP_MAX_GROUPS - 1, &o->group) == 0)
+            return 0;
+        break;
+    case K_SCOPE:
+        if ((x = lookup(v, scope_names, 2)) >= 0) {
+            o->scope = (enum np_scope)x;
+            return 0;
+        }
+        break;
+    case K_RESCAN:
+        if (parse_int(v, 0, 3600000, &o->rescan_ms) == 0 && (o->rescan_ms == 0 || o->rescan_ms >= 10))
             return 0;
         break;
     case K_GROUPS:
@@ -292,7 +313,9 @@ valid_values:;
     size_t used = strlen(err);
     const char *valid = NULL;
     switch ((enum key)k) {
-    case K_GROUP: valid = "a group index from 0 to 4095, below groups"; break;
+    case K_GROUP: valid = "auto, or a group index from 0 to 4095, below groups"; break;
+    case K_SCOPE: join_names(names, sizeof names, scope_names, 2); valid = names; break;
+    case K_RESCAN: valid = "0 (never), or a period in milliseconds from 10 to 3600000"; break;
     case K_GROUPS: valid = "a group count from 1 to 4096"; break;
     case K_THREADS: valid = "shell globs separated by '|', none empty, e.g. 'Tier1-*|Tier2-*'"; break;
     case K_CPUS: join_names(names, sizeof names, cpus_names, 3); valid = names; break;
@@ -317,6 +340,8 @@ int np_options_parse(const char *s, struct np_options *o, char *err, size_t errl
     o->log_level = NP_LOG_INFO;
     o->cpus = NP_CPUS_NODE;
     o->domain = NP_DOMAIN_NODE;
+    o->scope = NP_SCOPE_THREADS;
+    o->rescan_ms = NP_DEFAULT_RESCAN_MS;
     o->cpukind = NP_CPUKIND_PERFORMANCE;
     o->mem = NP_MEM_PREFERRED;
     err[0] = '\0';

@@ -1,6 +1,7 @@
 /* np_options: the agent's option string, parsed and validated.
  *
- *   group=N,groups=N,threads=GLOB|GLOB,domain=node|package|l3,
+ *   group=N|auto,groups=N,threads=GLOB|GLOB,scope=threads|jvm,rescan=MS,
+ *   domain=node|package|l3,
  *   cpus=node|core|pu,cpukind=performance|efficiency|any|N,
  *   mem=preferred|bind|interleave|local|none[:NODES],log=LEVEL[:FILE],
  *   dryrun,strict,help
@@ -18,6 +19,11 @@
 #define NP_DEFAULT_THREADS "ForkJoinPool-*-worker-*|ForkJoinPool.commonPool-worker-*"
 #define NP_MAX_GROUPS 4096
 #define NP_MAX_OPTIONS_LEN 8192
+#define NP_GROUP_AUTO (-1)          /* group=auto: claim the lowest free group */
+#define NP_DEFAULT_RESCAN_MS 1000
+
+/* What numapin places: the matching threads, or also the whole JVM. */
+enum np_scope { NP_SCOPE_THREADS, NP_SCOPE_JVM };
 
 enum np_cpus_mode { NP_CPUS_NODE, NP_CPUS_CORE, NP_CPUS_PU };
 
@@ -39,11 +45,13 @@ enum np_mem_mode {
 };
 
 struct np_options {
-    int group;          /* 0-based; default 0 */
+    int group;          /* 0-based; default 0; NP_GROUP_AUTO */
     int groups;         /* 0 until set: the number of NUMA nodes with CPUs */
     char **patterns;    /* thread-name globs, NULL-terminated */
     int npatterns;
     char *threads;      /* the patterns as given, for the log */
+    enum np_scope scope;
+    int rescan_ms;      /* period of the renamed-thread rescan; 0: off */
     enum np_domain domain;
     enum np_cpus_mode cpus;
     int cpukind;        /* NP_CPUKIND_* or a kind index */
@@ -71,6 +79,7 @@ bool np_options_match(const struct np_options *o, const char *name);
 
 const char *np_cpus_mode_name(enum np_cpus_mode m);
 const char *np_domain_name(enum np_domain d);
+const char *np_scope_name(enum np_scope s);
 /* "performance", "efficiency", "any", or the index, into buf. */
 const char *np_cpukind_name(int kind, char *buf, size_t len);
 const char *np_mem_mode_name(enum np_mem_mode m);

@@ -31,6 +31,41 @@ void np_record_destroy(struct np_record *r)
     memset(r, 0, sizeof *r);
 }
 
+static unsigned bucket(pid_t tid)
+{
+    return (unsigned)tid % NP_RECORD_BUCKETS;
+}
+
+/* Under the lock. */
+static void unlink_live(struct np_record *r, struct np_entry *e)
+{
+    for (struct np_entry **p = &r->by_tid[bucket(e->tid)]; *p != NULL; p = &(*p)->next_live)
+        if (*p == e) {
+            *p = e->next_live;
+            e->next_live = NULL;
+            return;
+        }
+}
+
+struct np_entry *np_record_find_live(struct np_record *r, pid_t tid)
+{
+    pthread_mutex_lock(&r->lock);
+    struct np_entry *e = r->by_tid[bucket(tid)];
+    while (e != NULL && e->tid != tid)
+        e = e->next_live;
+    pthread_mutex_unlock(&r->lock);
+    return e;
+}
+
+void np_record_copy(struct np_record *r, const struct np_entry *e, struct np_entry *out)
+{
+    pthread_mutex_lock(&r->lock);
+    *out = *e;
+    pthread_mutex_unlock(&r->lock);
+    out->name = NULL;
+    out->next_live = NULL;
+}
+
 static int least_loaded(const struct np_record *r)
 {
     int best = 0;
@@ -81,6 +116,15 @@ struct np_entry *np_record_add_live(struct np_record *r, const char *name, pid_t
     e->mem_ok = true;
     e->slot = -1;
     e->live = true;
+    /* A tid seen live again belongs to a new thread: the old entry's
+     * thread is gone (its ThreadEnd was not seen). */
+    for (struct np_entry *o = r->by_tid[bucket(tid)]; o != NULL; o = o->next_live)
+        if (o->tid == tid) {
+            unlink_live(r, o);
+            break;
+        }
+    e->next_live = r->by_tid[bucket(tid)];
+    r->by_tid[bucket(tid)] = e;
     r->live += outcome != NP_SKIPPED;
     if (take_slot && r->nslots > 0) {
         e->slot = least_loaded(r);
@@ -120,8 +164,32 @@ void np_record_end(struct np_record *r, struct np_entry *e)
         r->slot_live[e->slot]--;
     if (e->live && e->outcome != NP_SKIPPED && e->outcome != NP_FAILED)
         r->live--;
+    if (e->live)
+        unlink_live(r, e);
     e->live = false;
     pthread_mutex_unlock(&r->lock);
+}
+
+int np_record_rename(struct np_record *r, struct np_entry *e, const char *name,
+                     enum np_outcome outcome, bool take_slot)
+{
+    char *copy = strdup(name);
+    if (copy == NULL)
+        return -1;
+    pthread_mutex_lock(&r->lock);
+    free(e->name);
+    e->name = copy;
+    if (e->outcome == NP_SKIPPED && outcome != NP_SKIPPED && e->live) {
+        r->live++;
+        if (take_slot && r->nslots > 0 && e->slot < 0) {
+            e->slot = least_loaded(r);
+            r->slot_live[e->slot]++;
+            r->slot_used[e->slot]++;
+        }
+    }
+    e->outcome = outcome;
+    pthread_mutex_unlock(&r->lock);
+    return 0;
 }
 
 void np_record_counts(struct np_record *r, struct np_counts *c)

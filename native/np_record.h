@@ -28,6 +28,7 @@ struct np_entry {
     int cpu_errno;
     int mem_errno;
     bool mem_ok;       /* memory policy read back as requested (or none) */
+    struct np_entry *next_live; /* chain of live entries with the same tid hash */
 };
 
 struct np_counts {
@@ -35,6 +36,7 @@ struct np_counts {
 };
 
 #define NP_RECORD_CHUNK 1024
+#define NP_RECORD_BUCKETS 4096
 
 struct np_record {
     pthread_mutex_t lock;
@@ -45,6 +47,7 @@ struct np_record {
     int nslots;
     int *slot_live;     /* live placed threads per slot */
     int *slot_used;     /* threads ever placed per slot */
+    struct np_entry *by_tid[NP_RECORD_BUCKETS]; /* live entries by tid */
 };
 
 int np_record_init(struct np_record *r, int nslots);
@@ -67,6 +70,18 @@ int np_record_live(struct np_record *r);
 /* Sets an entry's outcome after binding. */
 void np_record_set(struct np_record *r, struct np_entry *e, enum np_outcome outcome,
                    int cpu_errno, int mem_errno, bool mem_ok);
+
+/* The live entry of thread `tid`, or NULL.  The pointer stays valid (entries
+ * are never freed before np_record_destroy), but read its fields through
+ * np_record_copy. */
+struct np_entry *np_record_find_live(struct np_record *r, pid_t tid);
+
+/* Copies an entry's fields under the lock; name is set to NULL in the copy. */
+void np_record_copy(struct np_record *r, const struct np_entry *e, struct np_entry *out);
+
+/* Renames an entry and sets its outcome (a thread placed after a rename). */
+int np_record_rename(struct np_record *r, struct np_entry *e, const char *name,
+                     enum np_outcome outcome, bool take_slot);
 
 /* The thread ended: it no longer counts in its slot. */
 void np_record_end(struct np_record *r, struct np_entry *e);

@@ -60,6 +60,19 @@ START_TEST(domain_cpukind_mem_nodes)
     ck_assert_int_eq(o.mem, NP_MEM_PREFERRED);
     ck_assert_str_eq(o.mem_nodes, "4");
     np_options_free(&o);
+    ck_assert_int_eq(parse("", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.scope, NP_SCOPE_THREADS);
+    ck_assert_int_eq(o.rescan_ms, NP_DEFAULT_RESCAN_MS);
+    np_options_free(&o);
+    ck_assert_int_eq(parse("group=auto,groups=4,scope=jvm,rescan=0", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.group, NP_GROUP_AUTO);
+    ck_assert_int_eq(o.groups, 4);
+    ck_assert_int_eq(o.scope, NP_SCOPE_JVM);
+    ck_assert_int_eq(o.rescan_ms, 0);
+    np_options_free(&o);
+    ck_assert_int_eq(parse("rescan=10", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.rescan_ms, 10);
+    np_options_free(&o);
     ck_assert_int_eq(parse("cpukind=any,mem=interleave", &o, err, sizeof err), 0);
     ck_assert_int_eq(o.cpukind, NP_CPUKIND_ANY);
     ck_assert_ptr_null(o.mem_nodes);
@@ -188,20 +201,20 @@ static const struct {
     const char *names;   /* the option, as the message quotes it */
     const char *valid;   /* part of the valid-values text */
 } bad[] = {
-    {"bogus=1", "'bogus'", "valid options are group, groups, threads, domain, cpus, cpukind, mem, log, dryrun, strict, help"},
+    {"bogus=1", "'bogus'", "valid options are group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, dryrun, strict, help"},
     {"Group=1", "'Group'", "valid options are group, groups"},
-    {"group=1,,mem=bind", "empty option", "valid options are group, groups, threads, domain, cpus, cpukind, mem, log, dryrun, strict, help"},
+    {"group=1,,mem=bind", "empty option", "valid options are group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, dryrun, strict, help"},
     {",", "empty option", "valid options are group"},
     {"group=1,", "empty option", "valid options are group"},
-    {"group=-1", "'group'", "valid values are a group index from 0 to 4095"},
-    {"group=abc", "'group'", "valid values are a group index from 0 to 4095"},
-    {"group=+1", "'group'", "valid values are a group index from 0 to 4095"},
-    {"group= 1", "'group'", "valid values are a group index from 0 to 4095"},
-    {"group=1x", "'group'", "valid values are a group index from 0 to 4095"},
-    {"group=", "'group'", "valid values are a group index from 0 to 4095"},
-    {"group", "'group'", "valid values are a group index from 0 to 4095"},
-    {"group=99999999999999999999", "'group'", "valid values are a group index from 0 to 4095"},
-    {"group=4096", "'group'", "valid values are a group index from 0 to 4095"},
+    {"group=-1", "'group'", "valid values are auto, or a group index from 0 to 4095"},
+    {"group=abc", "'group'", "valid values are auto, or a group index from 0 to 4095"},
+    {"group=+1", "'group'", "valid values are auto, or a group index from 0 to 4095"},
+    {"group= 1", "'group'", "valid values are auto, or a group index from 0 to 4095"},
+    {"group=1x", "'group'", "valid values are auto, or a group index from 0 to 4095"},
+    {"group=", "'group'", "valid values are auto, or a group index from 0 to 4095"},
+    {"group", "'group'", "valid values are auto, or a group index from 0 to 4095"},
+    {"group=99999999999999999999", "'group'", "valid values are auto, or a group index from 0 to 4095"},
+    {"group=4096", "'group'", "valid values are auto, or a group index from 0 to 4095"},
     {"groups=0", "'groups'", "valid values are a group count from 1 to 4096"},
     {"groups=4097", "'groups'", "valid values are a group count from 1 to 4096"},
     {"groups=", "'groups'", "valid values are a group count from 1 to 4096"},
@@ -219,6 +232,11 @@ static const struct {
     {"mem=none:1", "'mem'", "except for local and none"},
     {"mem=bind:1,2", "'2'", "valid options are"},
     {"mem=bind:1++2", "'mem'", "followed by :NODES"},
+    {"scope=process", "'scope'", "valid values are threads, jvm"},
+    {"rescan=5", "'rescan'", "0 (never), or a period in milliseconds from 10 to 3600000"},
+    {"rescan=-1", "'rescan'", "0 (never), or a period in milliseconds from 10 to 3600000"},
+    {"rescan=3600001", "'rescan'", "0 (never), or a period in milliseconds from 10 to 3600000"},
+    {"group=Auto", "'group'", "valid values are auto, or a group index"},
     {"domain=socket", "'domain'", "valid values are node, package, l3"},
     {"cpukind=big", "'cpukind'", "performance, efficiency, any, or a kind number"},
     {"cpukind=-1", "'cpukind'", "performance, efficiency, any, or a kind number"},

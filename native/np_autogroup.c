@@ -1,0 +1,85 @@
+#define _GNU_SOURCE
+#include "np_autogroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *np_autogroup_dir(char *buf, size_t len)
+{
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    if (xdg != NULL && xdg[0] == '/')
+        snprintf(buf, len, "%s/numapin", xdg);
+    else
+        snprintf(buf, len, "/tmp/numapin-%u", (unsigned)getuid());
+    return buf;
+}
+
+/* Opens dir, creating it 0700; refuses a symlink, another owner, or access
+ * for group or others. */
+static int open_dir(const char *dir, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create the group lock directory %s: %s", dir,
+                 strerror(errno));
+        return -1;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open the group lock directory %s: %s%s", dir,
+                 strerror(errno), errno == ELOOP || errno == ENOTDIR ? " (not a plain directory)" : "");
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 077) != 0) {
+        snprintf(err, errlen, "the group lock directory %s must be owned by uid %u with no access "
+                              "for others (it is uid %u, mode %03o)", dir, (unsigned)getuid(),
+                 (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int np_autogroup_claim(const char *dir, int groups, int *fd, char *err, size_t errlen)
+{
+    char def[512];
+    if (dir == NULL)
+        dir = np_autogroup_dir(def, sizeof def);
+    int dfd = open_dir(dir, err, errlen);
+    if (dfd < 0)
+        return -1;
+    for (int g = 0; g < groups; g++) {
+        char name[64];
+        /* Named by the group count too: JVMs of different layouts do not
+         * share groups. */
+        snprintf(name, sizeof name, "groups-%d.group-%d.lock", groups, g);
+        int lfd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (lfd < 0) {
+            snprintf(err, errlen, "cannot open %s/%s: %s", dir, name, strerror(errno));
+            close(dfd);
+            return -1;
+        }
+        if (flock(lfd, LOCK_EX | LOCK_NB) == 0) {
+            /* Who holds it, for people looking: informational only. */
+            char pid[32];
+            int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+            if (ftruncate(lfd, 0) == 0 && pwrite(lfd, pid, (size_t)n, 0) < 0) {
+                /* the lock is what counts */
+            }
+            close(dfd);
+            *fd = lfd;
+            return g;
+        }
+        close(lfd);
+    }
+    close(dfd);
+    snprintf(err, errlen, "group=auto: all %d groups are held by other JVMs (locks in %s)", groups,
+             dir);
+    return -1;
+}
