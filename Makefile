@@ -12,18 +12,24 @@ JDK25 ?= /usr/lib/jvm/temurin-25-jdk-amd64
 TEST_JDKS := $(foreach j,$(JDK17) $(JDK25),$(if $(wildcard $(j)/bin/java),--jdk $(j)))
 
 CC      ?= cc
+# Another build (sanitizers): make B=build/asan EXTRA_CFLAGS=... LDFLAGS=...
 B       := build
+EXTRA_CFLAGS ?=
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 \
-           -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2 -Inative
+           -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2 -Inative $(EXTRA_CFLAGS)
+LDFLAGS ?=
 LDLIBS  := -lhwloc -lnuma -lpthread
 
 CORE_SRC := $(filter-out native/numapin_cli.c,$(wildcard native/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(wildcard native/tests/*.c)
 
-.PHONY: all test test-unit test-java test-numa demo bench clean
+.PHONY: all test test-unit test-java test-numa demo bench clean print-test-targets
 all: $(B)/libnumapin.so $(B)/numapin
+
+# Every test suite; mk/*.mk add theirs.  build.sh runs each in turn.
+TEST_TARGETS := test-unit test-java test-numa
 
 $(B)/%.o: %.c $(wildcard native/*.h) Makefile
 	@mkdir -p $(dir $@)
@@ -32,15 +38,14 @@ $(B)/%.o: %.c $(wildcard native/*.h) Makefile
 $(B)/agent/agent.o: CFLAGS += -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
 
 $(B)/libnumapin.so: $(B)/agent/agent.o $(CORE_OBJ)
-	$(CC) -shared -Wl,--version-script=agent/exports.map -Wl,-z,defs -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -shared -Wl,--version-script=agent/exports.map -Wl,-z,defs -o $@ $^ $(LDLIBS)
 
 $(B)/numapin: $(B)/native/numapin_cli.o $(CORE_OBJ)
-	$(CC) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/test_native: $(TEST_SRC) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $(TEST_SRC) $(CORE_OBJ) $(LDLIBS) $(shell pkg-config --libs check)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_SRC) $(CORE_OBJ) $(LDLIBS) $(shell pkg-config --libs check)
 
-test: test-unit test-java test-numa
 
 # `make test-unit REGEN=1` rewrites the expected outputs under
 # native/tests/expected instead of comparing with them: review the diff.
@@ -58,7 +63,7 @@ test-numa: all
 
 BENCH_SRC := $(wildcard native/bench/*.c)
 $(B)/bench_plan: $(BENCH_SRC) $(CORE_OBJ)
-	$(CC) $(CFLAGS) -o $@ $(BENCH_SRC) $(CORE_OBJ) $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BENCH_SRC) $(CORE_OBJ) $(LDLIBS)
 
 # Numbers go to docs/performance.md; nothing here asserts a time.
 bench: all $(B)/bench_plan
@@ -69,3 +74,12 @@ demo: all
 
 clean:
 	rm -rf $(B)
+
+# More targets, one concern a file (sanitizers and fuzzing, lifecycle tests);
+# each may add to TEST_TARGETS.
+-include mk/*.mk
+
+test: $(TEST_TARGETS)
+
+print-test-targets:
+	@echo $(TEST_TARGETS)

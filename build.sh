@@ -51,7 +51,7 @@ make -j"$jobs" all
 log=build/test-output.log
 : > "$log"
 status=0
-for target in test-unit test-java test-numa; do
+for target in $(make -s print-test-targets); do
     echo "=== make $target"
     if ! make "$target" 2>&1 | tee -a "$log"; then
         echo "=== make $target FAILED"
