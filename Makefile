@@ -21,7 +21,8 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 \
 LDFLAGS ?=
 LDLIBS  := -lhwloc -lnuma -lpthread
 
-CORE_SRC := $(filter-out native/numapin_cli.c,$(wildcard native/*.c))
+CLI_SRC  := native/numapin_cli.c native/numapin_groups.c
+CORE_SRC := $(filter-out $(CLI_SRC),$(wildcard native/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(wildcard native/tests/*.c)
 
@@ -40,7 +41,7 @@ $(B)/agent/agent.o: CFLAGS += -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME
 $(B)/libnumapin.so: $(B)/agent/agent.o $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=agent/exports.map -Wl,-z,defs -o $@ $^ $(LDLIBS)
 
-$(B)/numapin: $(B)/native/numapin_cli.o $(CORE_OBJ)
+$(B)/numapin: $(CLI_SRC:%.c=$(B)/%.o) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/test_native: $(TEST_SRC) $(CORE_OBJ)
@@ -70,7 +71,7 @@ bench: all $(B)/bench_plan
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash native/bench/run.sh
 
 demo: all
-	bash java-tests/demo.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17)
+	bash java-tests/tierbench/demo.sh --jdk $(JDK17)
 
 clean:
 	rm -rf $(B)

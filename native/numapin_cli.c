@@ -3,6 +3,7 @@
  *   numapin plan --groups N [--group G] [--cpus node|core|pu]
  *                [--topology FILE.xml | --synthetic DESC] [--json]
  *   numapin topo [--topology FILE.xml | --synthetic DESC] [--json]
+ *   numapin groups --groups N [...] -- CMD ARGS...   (numapin_groups.c)
  *
  * `plan` prints the plan numapin's agent would follow on this machine (or
  * on the given topology): the same library code, so what it prints is what
@@ -18,12 +19,14 @@
 
 #include "np_describe.h"
 #include "np_plan.h"
+#include "numapin_groups.h"
 #include "np_topo.h"
 
 static const char usage[] =
     "usage: numapin plan --groups N [--group G] [--cpus node|core|pu] [--domain node|package|l3]\n"
     "                    [--topology FILE.xml | --synthetic DESC] [--restrict CPUS] [--json]\n"
     "       numapin topo [--topology FILE.xml | --synthetic DESC] [--restrict CPUS] [--json]\n"
+    "       numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] -- CMD ARGS...\n"
     "       numapin help\n"
     "plan: how N JVM groups are placed on this machine (or on the given topology).\n"
     "topo: the machine as numapin sees it.\n"
@@ -225,5 +228,7 @@ int main(int argc, char **argv)
         return cmd(argc - 1, argv + 1, 0);
     if (strcmp(argv[1], "topo") == 0)
         return cmd(argc - 1, argv + 1, 1);
+    if (strcmp(argv[1], "groups") == 0)
+        return numapin_groups(argc - 1, argv + 1);
     return die_usage("unknown command '%s'", argv[1]);
 }
