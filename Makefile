@@ -26,7 +26,7 @@ CORE_SRC := $(filter-out $(CLI_SRC),$(wildcard native/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(wildcard native/tests/*.c)
 
-.PHONY: all test test-unit test-java test-numa demo bench clean print-test-targets
+.PHONY: all test test-unit test-java test-numa demo bench clean print-test-targets tierbench
 all: $(B)/libnumapin.so $(B)/numapin
 
 # Every test suite; mk/*.mk add theirs.  build.sh runs each in turn.
@@ -56,7 +56,16 @@ test-unit: $(B)/test_native $(B)/numapin $(B)/libnumapin.so
 	    $(if $(REGEN),NUMAPIN_REGEN=1) $(B)/test_native
 	bash native/tests/check_exports.sh $(B)/libnumapin.so
 
-test-java: all
+# TierBench, the workload of the demo and the harness tests.
+HDRHISTOGRAM := /usr/share/java/hdrhistogram.jar
+TIERBENCH_SRC := $(wildcard java-tests/tierbench/src/numapin/tierbench/*.java)
+TIERBENCH := $(B)/tierbench/classes/numapin/tierbench/TierBench.class
+$(TIERBENCH): $(TIERBENCH_SRC)
+	@mkdir -p $(B)/tierbench/classes
+	$(JDK17)/bin/javac --release 17 -Xlint:all -cp $(HDRHISTOGRAM) -d $(B)/tierbench/classes $(TIERBENCH_SRC)
+tierbench: $(TIERBENCH)
+
+test-java: all $(TIERBENCH)
 	bash java-tests/run.sh --agent $(abspath $(B)/libnumapin.so) $(TEST_JDKS)
 
 test-numa: all
@@ -70,7 +79,7 @@ $(B)/bench_plan: $(BENCH_SRC) $(CORE_OBJ)
 bench: all $(B)/bench_plan
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash native/bench/run.sh
 
-demo: all
+demo: all $(TIERBENCH)
 	bash java-tests/tierbench/demo.sh --jdk $(JDK17)
 
 clean:

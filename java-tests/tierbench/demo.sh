@@ -30,8 +30,7 @@ hdr=/usr/share/java/hdrhistogram.jar
 [ -x "$root/build/numapin" ] || { echo "demo.sh: build/numapin is missing: run make first" >&2; exit 2; }
 
 classes="$root/build/tierbench/classes"
-mkdir -p "$classes"
-"$jdk/bin/javac" --release 17 -cp "$hdr" -d "$classes" "$root"/java-tests/tierbench/src/numapin/tierbench/*.java
+[ -f "$classes/numapin/tierbench/TierBench.class" ] || { echo "demo.sh: TierBench is not built: run make tierbench" >&2; exit 2; }
 
 logs="$root/build/tierbench/demo-logs"
 rm -rf "$logs"
