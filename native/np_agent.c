@@ -184,12 +184,12 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
         np_log(NP_LOG_WARNING, "advice: %s", msg);
 }
 
-static enum np_status start(struct np_agent *a, const char *options)
+/* Phase 1: options and log.  log= is applied even when another option is
+ * bad, so the error also reaches the chosen log. */
+static enum np_status parse_options(struct np_agent *a, const char *options)
 {
     char err[1024];
     bool bad = np_options_parse(options, &a->opt, err, sizeof err) != 0;
-    /* log= is applied even when another option is bad, so the error also
-     * reaches the chosen log. */
     if (np_log_open(a->opt.log_level, a->opt.log_file) != 0) {
         char msg[1200];
         snprintf(msg, sizeof msg, "cannot open log file '%s': %s (%s)", a->opt.log_file,
@@ -204,12 +204,13 @@ static enum np_status start(struct np_agent *a, const char *options)
         np_log_fatal("%s", err);
         return NP_ERR_OPTIONS;
     }
-    if (a->opt.help) {
-        fputs(np_options_help(), stdout);
-        fflush(stdout);
-        return NP_OK;
-    }
+    return NP_OK;
+}
 
+/* Phase 2: the machine, the plan, and this JVM's group in it. */
+static enum np_status plan(struct np_agent *a)
+{
+    char err[1024];
     if (np_topo_load(&a->topo, NULL, NULL, err, sizeof err) != 0)
         return runtime_failure(a, err);
     if (a->opt.groups == 0) {
@@ -244,10 +245,17 @@ static enum np_status start(struct np_agent *a, const char *options)
         np_log(NP_LOG_INFO, "auto group=%d groups=%d", g, a->opt.groups);
     }
     a->mine = &a->plan.groups[a->opt.group];
+    return NP_OK;
+}
+
+/* Phase 3: what placed threads get: CPUs of the chosen kind, the slots
+ * cpus=core|pu choose from, and the memory nodes. */
+static enum np_status targets(struct np_agent *a)
+{
+    char kind[32], nodes[256];
     if ((a->place_cpus = hwloc_bitmap_alloc()) == NULL ||
         (a->mem_nodes = hwloc_bitmap_alloc()) == NULL)
         return runtime_failure(a, "cannot set up placement: out of memory");
-    char kind[32];
     if (np_plan_kind(&a->topo, a->opt.cpukind, a->mine->cpus, a->place_cpus) != 0) {
         np_log_fatal("option 'cpukind=%s' names a CPU kind this machine does not have: valid "
                      "values are performance, efficiency, any, or 0 to %d",
@@ -264,7 +272,7 @@ static enum np_status start(struct np_agent *a, const char *options)
             if (hwloc_get_numanode_obj_by_os_index(a->topo.topology, (unsigned)n) == NULL) {
                 np_log_fatal("option 'mem=%s:%s' names node %d, which this machine does not "
                              "have: valid nodes are %s", np_mem_mode_name(a->opt.mem),
-                             a->opt.mem_nodes, n, all_nodes(a, err, sizeof err));
+                             a->opt.mem_nodes, n, all_nodes(a, nodes, sizeof nodes));
                 return NP_ERR_OPTIONS;
             }
         }
@@ -276,13 +284,17 @@ static enum np_status start(struct np_agent *a, const char *options)
         return runtime_failure(a, "cannot set up placement: out of memory");
     }
     np_cpulist(a->node_list, sizeof a->node_list, a->mine->nodes);
+    return NP_OK;
+}
 
-    char line[2048], cpus[1024], mem[256], threads[1024];
+/* The start-up lines: the machine, the plan, and the plan's advice. */
+static void log_plan(struct np_agent *a, const struct np_target *t)
+{
+    char line[2048], cpus[1024], mem[256], threads[1024], kind[32];
     np_topo_summary(&a->topo, line, sizeof line);
     np_log(NP_LOG_INFO, "topology %s", line);
-    struct np_target t = {a->place_cpus, a->mem_nodes, a->opt.mem};
     np_cpulist(cpus, sizeof cpus, a->place_cpus);
-    np_mem_target_str(mem, sizeof mem, &t);
+    np_mem_target_str(mem, sizeof mem, t);
     np_quote(threads, sizeof threads, a->opt.threads);
     np_log(NP_LOG_INFO,
            "plan group=%d groups=%d domain=%s node=%s slice=%d/%d cpus=%s cpus_mode=%s "
@@ -296,6 +308,24 @@ static enum np_status start(struct np_agent *a, const char *options)
         if (a->opt.group >= w->first_group && a->opt.group <= w->last_group)
             np_log(NP_LOG_WARNING, "advice: %s", w->text);
     }
+}
+
+static enum np_status start(struct np_agent *a, const char *options)
+{
+    enum np_status st = parse_options(a, options);
+    if (st != NP_OK)
+        return st;
+    if (a->opt.help) {
+        fputs(np_options_help(), stdout);
+        fflush(stdout);
+        return NP_OK;
+    }
+    if ((st = plan(a)) != NP_OK || a->mine == NULL)
+        return st;
+    if ((st = targets(a)) != NP_OK || a->nslots == 0)
+        return st;
+    struct np_target t = {a->place_cpus, a->mem_nodes, a->opt.mem};
+    log_plan(a, &t);
     if (a->opt.scope == NP_SCOPE_JVM && !a->opt.dryrun && place_jvm(a, &t) != 0 && a->opt.strict)
         return NP_ERR_RUNTIME;
     advise_at_start(a);
@@ -311,6 +341,7 @@ static enum np_status start(struct np_agent *a, const char *options)
         a->opt.mem = NP_MEM_NONE;
     }
     t.mem = a->opt.mem;
+    char err[1024];
     if (a->opt.strict && !a->opt.dryrun && probe(a, &t, err, sizeof err) != 0) {
         np_log_fatal("%s (strict: the JVM does not start)", err);
         return NP_ERR_RUNTIME;

@@ -178,7 +178,10 @@ static int slice_domain(const struct np_topo *t, struct np_plan *p, struct np_gr
         goto fail;
     int first, count;
     const char *what = np_domain_name(p->kind);
-    unsigned os = p->domains.objs[dom]->os_index;
+    /* Nodes and packages by the number the OS gives them; caches have none
+     * (hwloc's logical index, as lstopo shows "L3 L#2"). */
+    hwloc_obj_t obj = p->domains.objs[dom];
+    unsigned os = obj->os_index != HWLOC_UNKNOWN_INDEX ? obj->os_index : obj->logical_index;
     int nl3 = ncores >= k ? equal_l3s(t, cores, ncores, l3_of) : 0;
     if (nl3 > 1 && k > nl3 && k % nl3 == 0) {
         /* k/nl3 groups per L3, each L3 sliced on its own. */
