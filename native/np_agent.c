@@ -572,9 +572,11 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, const char *
     e = np_record_add(&a->record, name, tid,
                       !match ? NP_SKIPPED : a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
                       match && a->opt.cpus != NP_CPUS_NODE);
+    np_quote(qname, sizeof qname, name);
+    if (e != NULL && !match)
+        np_log(NP_LOG_DEBUG, "skipped %s tid=%d how=%s", qname, (int)tid, how);
     if (e == NULL || !match)
         return;
-    np_quote(qname, sizeof qname, name);
     place_other(a, e, qname, tid, how);
 }
 

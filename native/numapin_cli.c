@@ -109,6 +109,7 @@ static int cmd(int argc, char **argv, int is_topo)
     enum np_domain domain = NP_DOMAIN_NODE;
     const char *xml = NULL, *synthetic = NULL, *restrict_to = NULL;
     int c;
+    argv[0] = is_topo ? "numapin topo" : "numapin plan"; /* for getopt's messages */
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         if (is_topo && (c == 'n' || c == 'g' || c == 'c' || c == 'd'))

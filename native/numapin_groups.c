@@ -5,7 +5,7 @@
  * Starts N copies of CMD at once.  Copy i gets, in its environment,
  * JAVA_TOOL_OPTIONS with -agentpath:LIB=group=i,groups=N[,OPTS] appended
  * (so every JVM it starts loads numapin as group i), NUMAPIN_GROUP=i and
- * NUMAPIN_GROUPS=N; "{group}" in its arguments becomes i.  Its output goes
+ * NUMAPIN_GROUPS=N; "{group}" in its arguments and in OPTS becomes i.  Its output goes
  * to DIR/group-i.log.  When all have exited, it prints one table: per group
  * the exit status, numapin's summary (placed threads, CPUs) and the fields
  * of the last "result key=value ..." line the program printed, then totals
@@ -64,14 +64,36 @@ static void default_agent(char *buf, size_t len)
     snprintf(buf, len, "%s/libnumapin.so", self);
 }
 
+/* arg with every "{group}" replaced by the group number. */
 static char *replace_group(const char *arg, int group)
 {
-    const char *p = strstr(arg, "{group}");
-    if (p == NULL)
-        return strdup(arg);
-    char *out = NULL;
-    if (asprintf(&out, "%.*s%d%s", (int)(p - arg), arg, group, p + 7) < 0)
+    static const char key[] = "{group}";
+    const size_t klen = sizeof key - 1;
+    char num[16];
+    size_t nlen = (size_t)snprintf(num, sizeof num, "%d", group);
+    size_t len = 0;
+    for (const char *p = arg; *p != '\0';) {
+        if (strncmp(p, key, klen) == 0) {
+            len += nlen;
+            p += klen;
+        } else {
+            len++;
+            p++;
+        }
+    }
+    char *out = malloc(len + 1), *o = out;
+    if (out == NULL)
         return NULL;
+    for (const char *p = arg; *p != '\0';) {
+        if (strncmp(p, key, klen) == 0) {
+            memcpy(o, num, nlen);
+            o += nlen;
+            p += klen;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
     return out;
 }
 
@@ -81,9 +103,10 @@ static void run_child(int group, int groups, const char *agent, const char *opts
 {
     const char *old = getenv("JAVA_TOOL_OPTIONS");
     char *jto = NULL, num[16];
+    char *gopts = opts ? replace_group(opts, group) : NULL;
     if (asprintf(&jto, "%s%s-agentpath:%s=group=%d,groups=%d%s%s", old ? old : "",
-                 old && *old ? " " : "", agent, group, groups, opts ? "," : "",
-                 opts ? opts : "") < 0)
+                 old && *old ? " " : "", agent, group, groups, gopts ? "," : "",
+                 gopts ? gopts : "") < 0)
         _exit(127);
     setenv("JAVA_TOOL_OPTIONS", jto, 1);
     snprintf(num, sizeof num, "%d", group);
@@ -196,6 +219,25 @@ static void print_table(int groups, const struct result *r, const char *dir)
     printf("logs: %s/group-N.log\n", dir);
 }
 
+/* mkdir -p, each new directory 0700. */
+static int make_dirs(const char *dir)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 static const char usage[] =
     "usage: numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] -- CMD ARGS...\n"
     "Runs CMD as N JVM groups at once: copy i gets -agentpath:LIB=group=i,groups=N[,OPTS]\n"
@@ -213,6 +255,7 @@ int numapin_groups(int argc, char **argv)
     };
     int groups = 0, c;
     char agent[PATH_MAX];
+    argv[0] = "numapin groups"; /* how getopt names us in its messages */
     const char *opts = NULL, *dir = "numapin-groups-logs";
     default_agent(agent, sizeof agent);
     optind = 1;
@@ -246,7 +289,7 @@ int numapin_groups(int argc, char **argv)
         fprintf(stderr, "numapin groups: agent %s: %s (use --agent)\n", agent, strerror(errno));
         return 2;
     }
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+    if (make_dirs(dir) != 0) {
         fprintf(stderr, "numapin groups: cannot create %s: %s\n", dir, strerror(errno));
         return 1;
     }

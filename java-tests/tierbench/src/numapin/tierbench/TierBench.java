@@ -196,6 +196,11 @@ public final class TierBench {
         System.out.printf(Locale.ROOT, "TierBench: tiers %d/%d/%d threads, working set %d MiB, %d accesses per tier%n",
                 cfg.tierThreads[0], cfg.tierThreads[1], cfg.tierThreads[2], cfg.workingSetMb, cfg.accessesPerTier);
         double cap = cfg.maxRate > 0 ? cfg.maxRate : capacity();
+        if (!(cap >= 1)) {
+            // A rate of 0 or NaN would make the injector's schedule never end.
+            throw new IllegalStateException(String.format(Locale.ROOT, "measured a capacity of %.0f requests/s in"
+                    + " %d ms: raise --calibrate-ms or give --max-rate", cap, cfg.calibrateMs));
+        }
         System.out.printf(Locale.ROOT, "capacity: %.0f requests/s%n", cap);
         Histogram overall = new Histogram(3);
         List<Step> steps = new ArrayList<>();
@@ -215,6 +220,7 @@ public final class TierBench {
         double best = 0;
         StringBuilder sla = new StringBuilder();
         double logSum = 0;
+        boolean anyZero = false;
         for (Step s : steps) {
             best = Math.max(best, s.throughput);
         }
@@ -226,12 +232,11 @@ public final class TierBench {
                 }
             }
             sla.append(String.format(Locale.ROOT, " sla%d=%.0f", limit, t));
+            anyZero |= t <= 0;
             logSum += Math.log(Math.max(t, 1e-9));
         }
-        double geomean = Math.exp(logSum / SLA_MS.length);
-        if (geomean < 1e-6) {
-            geomean = 0;
-        }
+        // The geometric mean is 0 when any SLA throughput is 0.
+        double geomean = anyZero ? 0 : Math.exp(logSum / SLA_MS.length);
 
         System.out.println("placement:");
         for (Map.Entry<String, String> e : new TreeMap<>(placement).entrySet()) {
@@ -285,7 +290,8 @@ public final class TierBench {
             if (c.tierThreads == null) {
                 c.tierThreads = defaultTiers();
             }
-            if (c.steps < 1 || c.durationMs < 1 || c.workingSetMb < 1 || c.accessesPerTier < 1) {
+            if (c.steps < 1 || c.durationMs < 1 || c.workingSetMb < 1 || c.accessesPerTier < 1 || c.calibrateMs < 1
+                    || c.maxRate < 0 || c.tierThreads[0] < 1 || c.tierThreads[1] < 1 || c.tierThreads[2] < 1) {
                 throw new IllegalArgumentException("durations, steps and sizes must be positive\n" + USAGE);
             }
             return c;
@@ -326,6 +332,11 @@ public final class TierBench {
             System.exit(2);
             return;
         }
-        new TierBench(cfg).run();
+        try {
+            new TierBench(cfg).run();
+        } catch (IllegalStateException e) {
+            System.err.println("TierBench: " + e.getMessage());
+            System.exit(1);
+        }
     }
 }
