@@ -22,6 +22,8 @@ Suite *record_suite(void);
 Suite *log_suite(void);
 Suite *agent_suite(void);
 Suite *cli_suite(void);
+Suite *expected_suite(void);
+Suite *advise_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);
