@@ -65,12 +65,22 @@ static void each_obj(const struct np_topo *t, hwloc_obj_type_t type, FILE *out, 
         if (s == NULL)
             continue;
         char *cpus = list(s), *nodes = list(o->nodeset);
-        if (json)
-            fprintf(out, "%s{\"os_index\":%u,\"cpus\":\"%s\",\"nodes\":\"%s\"",
-                    first ? "" : ",", o->os_index, cpus, nodes);
-        else
-            fprintf(out, "  %s L#%u P#%u: cpus=%s nodes=%s", hwloc_obj_type_string(type),
-                    o->logical_index, o->os_index, cpus[0] ? cpus : "none", nodes);
+        /* Caches, and some packages, have no OS index. */
+        int known = o->os_index != HWLOC_UNKNOWN_INDEX;
+        if (json) {
+            fprintf(out, "%s{\"logical_index\":%u,\"os_index\":", first ? "" : ",",
+                    o->logical_index);
+            if (known)
+                fprintf(out, "%u", o->os_index);
+            else
+                fputs("null", out);
+            fprintf(out, ",\"cpus\":\"%s\",\"nodes\":\"%s\"", cpus, nodes);
+        } else {
+            fprintf(out, "  %s L#%u", hwloc_obj_type_string(type), o->logical_index);
+            if (known)
+                fprintf(out, " P#%u", o->os_index);
+            fprintf(out, ": cpus=%s nodes=%s", cpus[0] ? cpus : "none", nodes);
+        }
         if (type == HWLOC_OBJ_L3CACHE && o->attr != NULL)
             fprintf(out, json ? ",\"size\":%llu" : " size=%lluKiB",
                     json ? (unsigned long long)o->attr->cache.size

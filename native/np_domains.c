@@ -59,8 +59,10 @@ static double matrix_distance(struct hwloc_distances_s *m, hwloc_topology_t topo
             int y = hwloc_distances_obj_index(m, hwloc_get_numanode_obj_by_os_index(topo, (unsigned)j));
             if (x < 0 || y < 0)
                 return -1;
+            /* Both directions: a measured matrix need not be symmetric. */
             sum += (double)m->values[(unsigned)x * m->nbobjs + (unsigned)y];
-            count++;
+            sum += (double)m->values[(unsigned)y * m->nbobjs + (unsigned)x];
+            count += 2;
         }
         hwloc_bitmap_foreach_end();
     }

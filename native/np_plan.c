@@ -44,12 +44,15 @@ static hwloc_obj_t core_of(hwloc_topology_t topo, hwloc_obj_t pu)
     return core != NULL ? core : pu;
 }
 
-/* The cores with PUs in `cpus`, in logical order, each restricted to `cpus`.
- * Returns the count, or -1. */
-static int cores_in(const struct np_topo *t, hwloc_const_bitmap_t cpus, hwloc_bitmap_t **out)
+/* The cores with PUs in `cpus`, in logical order, each restricted to `cpus`;
+ * with `firsts`, also each core's first such PU object.  Returns the count,
+ * or -1. */
+static int cores_in(const struct np_topo *t, hwloc_const_bitmap_t cpus, hwloc_bitmap_t **out,
+                    hwloc_obj_t **firsts)
 {
     int n = 0, cap = 0;
     hwloc_bitmap_t *cores = NULL;
+    hwloc_obj_t *first = NULL;
     hwloc_obj_t last = NULL;
     hwloc_obj_t pu = NULL;
     while ((pu = hwloc_get_next_obj_by_type(t->topology, HWLOC_OBJ_PU, pu)) != NULL) {
@@ -63,18 +66,27 @@ static int cores_in(const struct np_topo *t, hwloc_const_bitmap_t cpus, hwloc_bi
                 if (c == NULL)
                     goto fail;
                 cores = c;
+                hwloc_obj_t *f = firsts ? realloc(first, (size_t)cap * sizeof *f) : NULL;
+                if (firsts && f == NULL)
+                    goto fail;
+                first = f;
             }
             if ((cores[n] = hwloc_bitmap_alloc()) == NULL)
                 goto fail;
+            if (firsts)
+                first[n] = pu;
             n++;
             last = core;
         }
         hwloc_bitmap_set(cores[n - 1], pu->os_index);
     }
     *out = cores;
+    if (firsts)
+        *firsts = first;
     return n;
 fail:
     np_slots_free(cores, n);
+    free(first);
     return -1;
 }
 
@@ -98,7 +110,7 @@ int np_slots(const struct np_topo *t, hwloc_const_bitmap_t cpus,
         return 1;
     }
     hwloc_bitmap_t *cores;
-    int ncores = cores_in(t, cpus, &cores);
+    int ncores = cores_in(t, cpus, &cores, NULL);
     if (ncores < 0 || mode == NP_CPUS_CORE) {
         *slots = cores;
         return ncores;
@@ -134,15 +146,12 @@ fail:
 
 /* Equal-sized L3 caches covering a domain's cores: their count, with
  * l3_of[c] the L3 of core c, or 0 when the domain has no such layout. */
-static int equal_l3s(const struct np_topo *t, hwloc_bitmap_t *cores, int ncores, int *l3_of)
+static int equal_l3s(const struct np_topo *t, const hwloc_obj_t *firsts, int ncores, int *l3_of)
 {
     int n = 0, size = 0, run = 0;
     hwloc_obj_t last = NULL;
     for (int c = 0; c < ncores; c++) {
-        hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(t->topology,
-                                                      (unsigned)hwloc_bitmap_first(cores[c]));
-        hwloc_obj_t l3 = pu ? hwloc_get_ancestor_obj_by_type(t->topology, HWLOC_OBJ_L3CACHE, pu)
-                            : NULL;
+        hwloc_obj_t l3 = hwloc_get_ancestor_obj_by_type(t->topology, HWLOC_OBJ_L3CACHE, firsts[c]);
         if (l3 == NULL)
             return 0;
         if (l3 != last) {
@@ -170,7 +179,8 @@ static int slice_domain(const struct np_topo *t, struct np_plan *p, struct np_gr
 {
     hwloc_const_bitmap_t cpus = p->domains.cpus[dom];
     hwloc_bitmap_t *cores;
-    int ncores = cores_in(t, cpus, &cores);
+    hwloc_obj_t *firsts = NULL;
+    int ncores = cores_in(t, cpus, &cores, &firsts);
     if (ncores < 0)
         return -1;
     int *l3_of = calloc(ncores > 0 ? (size_t)ncores : 1, sizeof *l3_of);
@@ -182,7 +192,7 @@ static int slice_domain(const struct np_topo *t, struct np_plan *p, struct np_gr
      * (hwloc's logical index, as lstopo shows "L3 L#2"). */
     hwloc_obj_t obj = p->domains.objs[dom];
     unsigned os = obj->os_index != HWLOC_UNKNOWN_INDEX ? obj->os_index : obj->logical_index;
-    int nl3 = ncores >= k ? equal_l3s(t, cores, ncores, l3_of) : 0;
+    int nl3 = ncores >= k ? equal_l3s(t, firsts, ncores, l3_of) : 0;
     if (nl3 > 1 && k > nl3 && k % nl3 == 0) {
         /* k/nl3 groups per L3, each L3 sliced on its own. */
         int per = k / nl3, l3 = r / per, lfirst = -1, lcount = 0;
@@ -235,10 +245,12 @@ static int slice_domain(const struct np_topo *t, struct np_plan *p, struct np_gr
     }
 done:
     free(l3_of);
+    free(firsts);
     np_slots_free(cores, ncores);
     return 0;
 fail:
     free(l3_of);
+    free(firsts);
     np_slots_free(cores, ncores);
     return -1;
 }
@@ -373,6 +385,32 @@ static int warn_adopted(const struct np_topo *t, struct np_plan *p)
     return rc;
 }
 
+/* CPUs in no domain of the kind asked for (an L3 level covering only some
+ * CPUs): no group uses them; say so, for every group. */
+static int warn_uncovered(const struct np_topo *t, struct np_plan *p)
+{
+    hwloc_bitmap_t rest = hwloc_bitmap_alloc();
+    if (rest == NULL)
+        return -1;
+    for (int n = 0; n < t->nnodes; n++)
+        hwloc_bitmap_or(rest, rest, t->node_cpus[n]);
+    for (int d = 0; d < p->domains.n; d++)
+        hwloc_bitmap_andnot(rest, rest, p->domains.cpus[d]);
+    int rc = 0;
+    if (!hwloc_bitmap_iszero(rest)) {
+        char *list = NULL;
+        if (hwloc_bitmap_list_asprintf(&list, rest) < 0)
+            rc = -1;
+        else
+            rc = warn(p, 0, p->ngroups - 1,
+                      "CPUs %s are in no %s domain: no group uses them (domain=node covers every "
+                      "CPU)", list, np_domain_name(p->kind));
+        free(list);
+    }
+    hwloc_bitmap_free(rest);
+    return rc;
+}
+
 /* Groups spanning NUMA nodes, and group counts that do not divide evenly:
  * the advice, with the count that fits. */
 static int advise(const struct np_topo *t, struct np_plan *p)
@@ -381,7 +419,9 @@ static int advise(const struct np_topo *t, struct np_plan *p)
     const char *fix = p->kind == NP_DOMAIN_NODE ? "" : "domain=node,";
     for (int g = 0; g < G; g++) {
         const struct np_group_plan *gp = &p->groups[g];
-        if (hwloc_bitmap_weight(gp->nodes) <= 1)
+        /* A group that is one package (domain=package) spans that package's
+         * nodes by request: warn only when several domains make a group. */
+        if (hwloc_bitmap_weight(gp->nodes) <= 1 || gp->ndomains <= 1)
             continue;
         char *list = NULL;
         if (hwloc_bitmap_list_asprintf(&list, gp->nodes) < 0)
@@ -420,7 +460,7 @@ int np_plan_build(const struct np_topo *t, int groups, enum np_domain kind, stru
             (p->groups[g].nodes = hwloc_bitmap_alloc()) == NULL)
             goto fail;
     }
-    if (warn_adopted(t, p) != 0)
+    if (warn_adopted(t, p) != 0 || warn_uncovered(t, p) != 0)
         goto fail;
     if (groups <= p->domains.n) {
         if (cluster(p) != 0)

@@ -8,9 +8,10 @@
  *            nearness: each group in turn takes the cheapest cluster of
  *            unassigned domains (sum of pairwise NUMA distances where the
  *            machine has a distance matrix, else of distances in the
- *            hwloc tree, so by package), the lowest-numbered on ties, which
- *            on a uniform machine is a contiguous run.  A group spanning
- *            NUMA nodes is warned about, with the group count that fits;
+ *            hwloc tree, so by package; a matrix is read both ways), the
+ *            lowest-numbered on ties, which on a uniform machine is a
+ *            contiguous run.  A group of several domains spanning NUMA
+ *            nodes is warned about, with the group count that fits;
  *  - G >  D: groups are spread over domains (counts per domain differing
  *            by at most one, the extra groups on the first domains); the
  *            groups sharing a domain split its cores into disjoint
@@ -22,6 +23,8 @@
  *            sliced by hardware thread, and with fewer hardware threads
  *            than groups the groups share them; both are warned.  A group
  *            count that does not divide evenly by D is warned about.
+ * CPUs in no domain of the kind (an L3 level covering only some CPUs) are
+ * in no group, with a warning.
  * Allowed CPUs none of whose local NUMA nodes may be used (cgroup
  * cpuset.mems) count in the nearest usable node (np_topo.adopted), with
  * a warning.
@@ -69,8 +72,8 @@ struct np_plan {
 int np_plan_build(const struct np_topo *t, int groups, enum np_domain kind, struct np_plan *p);
 
 /* The CPUs of `cpus` of the given kind (NP_CPUKIND_* or an hwloc cpukind
- * index) into out.  On a machine with one kind, or for NP_CPUKIND_ANY, all
- * of them.  Returns 0, or -1 with errno EINVAL when the kind index does not
+ * index) into out.  On a machine with one kind, or for NP_CPUKIND_ANY, or
+ * when `cpus` has none of that kind, all of them.  Returns 0, or -1 with errno EINVAL when the kind index does not
  * exist. */
 int np_plan_kind(const struct np_topo *t, int kind, hwloc_const_bitmap_t cpus, hwloc_bitmap_t out);
 

@@ -206,7 +206,11 @@ static int cmd(int argc, char **argv, int is_topo)
     }
     struct np_plan p;
     if (np_plan_build(&t, groups, domain, &p) != 0) {
-        fprintf(stderr, "numapin: cannot plan %d groups: %s\n", groups, strerror(errno));
+        if (errno == ENOENT)
+            fprintf(stderr, "numapin: this machine has no %s with usable CPUs\n",
+                    np_domain_name(domain));
+        else
+            fprintf(stderr, "numapin: cannot plan %d groups: %s\n", groups, strerror(errno));
         np_topo_destroy(&t);
         return 1;
     }

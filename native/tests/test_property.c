@@ -380,10 +380,12 @@ static void check_plan(const struct np_topo *t, int G, const char *label)
  *    number of its cores, shared by k groups with k a multiple of nl3:
  *    every group lies within one L3; with nl3 a multiple of k: every group
  *    is made of whole L3s;
- *  - warnings: "spans nodes" for exactly the groups with several nodes,
- *    "do not divide evenly" exactly when G > D and D does not divide G,
- *    the adopted-CPU warning exactly when there are adopted CPUs, and no
- *    other warning.
+ *  - warnings: "spans nodes" for exactly the groups made of several
+ *    domains and holding several nodes (a group that is one package spans
+ *    its nodes by request), "do not divide evenly" exactly when G > D and
+ *    D does not divide G, the adopted-CPU warning exactly when there are
+ *    adopted CPUs, "in no <kind> domain" exactly when the domains leave
+ *    usable CPUs out, and no other warning.
  * ---------------------------------------------------------------------- */
 
 struct own {
@@ -570,7 +572,7 @@ static void check_kind(const struct np_topo *t, int G, enum np_domain kind, cons
         if (!hwloc_bitmap_isincluded(gp->nodes, usable_nodes))
             pfail(where, G, "group %d takes nodes %s; only %s have CPUs", g,
                   t_list(gp->nodes, a, sizeof a), t_list(usable_nodes, b, sizeof b));
-        bool spans = hwloc_bitmap_weight(gp->nodes) > 1;
+        bool spans = hwloc_bitmap_weight(gp->nodes) > 1 && gp->ndomains > 1;
         if (warned(&p, g, g, "spans nodes") != spans)
             pfail(where, G, "group %d has nodes %s but %s a 'spans nodes' warning", g,
                   t_list(gp->nodes, a, sizeof a), spans ? "lacks" : "has");
@@ -589,6 +591,13 @@ static void check_kind(const struct np_topo *t, int G, enum np_domain kind, cons
         pfail(where, G, "groups use cpus %s, the domains hold %s (allowed: %s)",
               t_list(all, a, sizeof a), t_list(covered, b, sizeof b),
               t_list(t->allowed, a + 2048, 2048));
+    /* CPUs the domains leave out are warned about, for every group. */
+    bool uncovered = !hwloc_bitmap_isincluded(t->allowed, covered);
+    if (warned(&p, 0, G - 1, "domain: no group uses them") != uncovered)
+        pfail(where, G, "the domains hold %s of the usable %s, but the plan %s the warning",
+              t_list(covered, a, sizeof a), t_list(t->allowed, b, sizeof b),
+              uncovered ? "lacks" : "gives");
+    expected_warnings += uncovered;
     hwloc_bitmap_free(covered);
 
     if (G <= D) {

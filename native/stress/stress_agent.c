@@ -1,0 +1,387 @@
+/* stress_agent: the whole ThreadStart/ThreadEnd path of np_agent, without a
+ * JVM, from many threads at once.  Built three ways by mk/hardening.mk:
+ * plain, ASan+UBSan (LeakSanitizer checks that np_agent_destroy frees
+ * everything) and TSan (no data race between callbacks).
+ *
+ *   stress_agent [--threads N] [--rounds R]
+ *
+ * The machine is the fake one of the unit tests laid over this one
+ * (HWLOC_SYNTHETIC "pack:1 numa:2 core:1 pu:1", HWLOC_THISSYSTEM=1): fake
+ * node 0 is CPU 0, fake node 1 CPU 1, so binding is real; a memory policy
+ * on node 1 fails with EINVAL (the host has node 0 only), which exercises
+ * the memory-failure path.  Needs CPUs 0 and 1.
+ *
+ * For each configuration, each round starts N threads that wait at a
+ * barrier, then all call np_agent_thread_start at once (a name that
+ * matches threads= for 3 threads in 4, one that does not for the rest), read
+ * back their own CPU binding, and publish their tid.  Meanwhile a rescan
+ * thread calls np_agent_seen on every published tid, the way the agent's
+ * rescan thread does, and "renames" one thread in 8 of those that did not
+ * match, so that it is placed from outside.  When all threads of the round
+ * have started and been seen, the slot counts are checked, and all threads
+ * call np_agent_thread_end at once and exit.  At the end the placement
+ * record must count exactly the threads started (placed or would-place,
+ * skipped, renamed, memory failures), none live, every slot empty, and the
+ * log file must hold one well-formed line per event (no torn or mixed
+ * lines: each is one write(2)).  Exit status 0, or 1 with the failures on
+ * stderr. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <regex.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "np_agent.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                         \
+    do {                                                                                         \
+        if (!(cond)) {                                                                           \
+            fprintf(stderr, "stress_agent: FAIL %s:%d: ", __FILE__, __LINE__);                   \
+            fprintf(stderr, __VA_ARGS__);                                                        \
+            fputc('\n', stderr);                                                                 \
+            __atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);                                  \
+        }                                                                                        \
+    } while (0)
+
+struct config {
+    const char *options;   /* without log= */
+    bool dryrun;
+    bool mem_fails;        /* every placed thread's memory policy is refused */
+    int expect_cpus;       /* -1: one of CPUs 0 and 1; else that CPU */
+};
+
+static const struct config configs[] = {
+    /* One group over both fake nodes: two cores to balance over. */
+    {"groups=1,cpus=core,mem=bind:0", false, false, -1},
+    {"group=0,groups=2,cpus=node", false, false, 0},
+    {"group=1,groups=2,cpus=pu", false, true, 1},
+    {"groups=1,cpus=pu,mem=none", false, false, -1},
+    {"group=0,groups=2,cpus=core,mem=bind", false, false, 0},
+    {"groups=1,cpus=core,dryrun", true, false, -1},
+};
+
+struct round {
+    struct np_agent *agent;
+    const struct config *cfg;
+    int nthreads;
+    pthread_barrier_t start, seen, end;
+    _Atomic pid_t *tids;        /* published after thread_start; 0 before */
+    bool *matches;
+    atomic_int bad_binding;
+};
+
+struct worker {
+    struct round *r;
+    int index;
+    int round_no;
+};
+
+static bool name_matches(int index) { return index % 4 != 3; }
+static bool renamed(int index) { return !name_matches(index) && index % 8 == 7; }
+
+static void worker_name(char *buf, size_t len, int round_no, int index)
+{
+    if (name_matches(index))
+        snprintf(buf, len, "ForkJoinPool-%d-worker-%d", round_no, index);
+    else
+        snprintf(buf, len, "Other \"%d\"\t%d", round_no, index); /* quoted in the log */
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct round *r = w->r;
+    char name[64];
+    worker_name(name, sizeof name, w->round_no, w->index);
+    pid_t tid = gettid();
+    pthread_barrier_wait(&r->start);
+    np_agent_thread_start(r->agent, name, tid);
+    if (name_matches(w->index) && !r->cfg->dryrun) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1 ||
+            (r->cfg->expect_cpus >= 0 && !CPU_ISSET(r->cfg->expect_cpus, &set)) ||
+            (!CPU_ISSET(0, &set) && !CPU_ISSET(1, &set)))
+            atomic_fetch_add(&r->bad_binding, 1);
+    }
+    atomic_store(&r->tids[w->index], tid);
+    pthread_barrier_wait(&r->seen); /* the rescan thread has seen everyone */
+    pthread_barrier_wait(&r->end);  /* the slot counts have been checked */
+    np_agent_thread_end(r->agent);
+    return NULL;
+}
+
+/* The agent's rescan thread: sees every thread of the round as it starts;
+ * renames some of the threads whose names did not match. */
+static void *rescan_main(void *arg)
+{
+    struct round *r = arg;
+    bool *done = calloc((size_t)r->nthreads, sizeof *done);
+    int left = r->nthreads;
+    while (left > 0) {
+        for (int i = 0; i < r->nthreads; i++) {
+            pid_t tid = atomic_load(&r->tids[i]);
+            if (done[i] || tid == 0)
+                continue;
+            char name[64];
+            if (renamed(i))
+                snprintf(name, sizeof name, "ForkJoinPool-renamed-worker-%d", i);
+            else
+                worker_name(name, sizeof name, 0, i);
+            np_agent_seen(r->agent, name, tid, "rescan");
+            done[i] = true;
+            left--;
+        }
+        sched_yield();
+    }
+    free(done);
+    pthread_barrier_wait(&r->seen);
+    return NULL;
+}
+
+static int count_lines(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *l = text; *l; ) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        if (memmem(l, len, needle, strlen(needle)) != NULL)
+            n++;
+        l += len + (e != NULL);
+    }
+    return n;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while (buf != NULL && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len < 2) {
+            char *b = realloc(buf, cap *= 2);
+            if (b == NULL)
+                free(buf);
+            buf = b;
+        }
+    }
+    fclose(f);
+    if (buf != NULL)
+        buf[len] = '\0';
+    return buf;
+}
+
+/* Every line of the log has the unified-logging shape; returns how many
+ * do not. */
+static int malformed_lines(const char *text)
+{
+    regex_t re;
+    if (regcomp(&re, "^\\[[0-9]+\\.[0-9]{3}s\\]\\[(error|warning|info|debug|trace)\\]\\[numapin\\] "
+                     "[a-z\"]", REG_EXTENDED | REG_NOSUB) != 0)
+        return -1;
+    int bad = 0;
+    for (const char *l = text; *l; ) {
+        const char *e = strchr(l, '\n');
+        if (e == NULL) {
+            bad++; /* no final newline: a torn line */
+            break;
+        }
+        char line[4096];
+        size_t len = (size_t)(e - l) < sizeof line - 1 ? (size_t)(e - l) : sizeof line - 1;
+        memcpy(line, l, len);
+        line[len] = '\0';
+        /* exactly one "[numapin] " per line: two lines were not mixed */
+        if (regexec(&re, line, 0, NULL, 0) != 0 || strstr(line + 1, "[numapin] ") != strstr(line, "[numapin] ")) {
+            if (bad < 5)
+                fprintf(stderr, "stress_agent: malformed log line: %s\n", line);
+            bad++;
+        }
+        l = e + 1;
+    }
+    regfree(&re);
+    return bad;
+}
+
+static void run_config(const struct config *cfg, int nthreads, int rounds, const char *dir, int k)
+{
+    char log_path[512], options[1200];
+    snprintf(log_path, sizeof log_path, "%s/agent-%d.log", dir, k);
+    snprintf(options, sizeof options, "%s,threads=ForkJoinPool-*-worker-*,rescan=0,log=debug:%s",
+             cfg->options, log_path);
+    struct np_agent *a = NULL;
+    if (np_agent_create(options, &a) != NP_OK || a == NULL || !a->active) {
+        CHECK(0, "np_agent_create(\"%s\") failed", options);
+        if (a != NULL)
+            np_agent_destroy(a);
+        return;
+    }
+    int matching = 0, nonmatching = 0, renames = 0;
+    for (int round_no = 0; round_no < rounds; round_no++) {
+        struct round r = {.agent = a, .cfg = cfg, .nthreads = nthreads};
+        r.tids = calloc((size_t)nthreads, sizeof *r.tids);
+        pthread_barrier_init(&r.start, NULL, (unsigned)nthreads);
+        pthread_barrier_init(&r.seen, NULL, (unsigned)nthreads + 1);
+        pthread_barrier_init(&r.end, NULL, (unsigned)nthreads + 1);
+        pthread_t *th = calloc((size_t)nthreads, sizeof *th);
+        struct worker *ws = calloc((size_t)nthreads, sizeof *ws);
+        pthread_t rescan;
+        int created = 0;
+        for (int i = 0; i < nthreads; i++) {
+            ws[i] = (struct worker){&r, i, round_no};
+            int e = pthread_create(&th[i], NULL, worker_main, &ws[i]);
+            if (e != 0) {
+                fprintf(stderr, "stress_agent: pthread_create: %s\n", strerror(e));
+                exit(2); /* the barriers would never open */
+            }
+            created++;
+            matching += name_matches(i) && !renamed(i);
+            nonmatching += !name_matches(i) && !renamed(i);
+            renames += renamed(i);
+        }
+        if (pthread_create(&rescan, NULL, rescan_main, &r) != 0) {
+            fprintf(stderr, "stress_agent: pthread_create failed\n");
+            exit(2);
+        }
+        pthread_join(rescan, NULL); /* returns after the `seen` barrier */
+        /* Everyone has started and been seen: the live counts per slot
+         * are the placed threads spread over the slots, at most one apart. */
+        int *live = calloc((size_t)a->nslots, sizeof *live);
+        np_record_slot_live(&a->record, live);
+        int sum = 0, lo = 1 << 30, hi = 0;
+        for (int s = 0; s < a->nslots; s++) {
+            sum += live[s];
+            lo = live[s] < lo ? live[s] : lo;
+            hi = live[s] > hi ? live[s] : hi;
+        }
+        int placed_now = 0;
+        for (int i = 0; i < nthreads; i++)
+            placed_now += name_matches(i) || renamed(i);
+        if (a->opt.cpus != NP_CPUS_NODE) {
+            CHECK(sum == placed_now, "round %d of '%s': %d threads live in slots, %d placed", round_no,
+                  cfg->options, sum, placed_now);
+            CHECK(hi - lo <= 1, "round %d of '%s': slot live counts %d..%d differ by more than one",
+                  round_no, cfg->options, lo, hi);
+        }
+        CHECK(np_record_live(&a->record) == placed_now, "round %d of '%s': record live %d, expected %d",
+              round_no, cfg->options, np_record_live(&a->record), placed_now);
+        free(live);
+        pthread_barrier_wait(&r.end);
+        for (int i = 0; i < created; i++)
+            pthread_join(th[i], NULL);
+        CHECK(atomic_load(&r.bad_binding) == 0, "round %d of '%s': %d placed threads read back the "
+              "wrong CPUs", round_no, cfg->options, atomic_load(&r.bad_binding));
+        pthread_barrier_destroy(&r.start);
+        pthread_barrier_destroy(&r.seen);
+        pthread_barrier_destroy(&r.end);
+        free(r.tids);
+        free(th);
+        free(ws);
+    }
+
+    struct np_counts c;
+    np_record_counts(&a->record, &c);
+    int placed = matching + renames;
+    int got_placed = cfg->dryrun ? c.would_place : c.placed;
+    CHECK(got_placed == placed, "'%s': %s=%d, expected %d", cfg->options,
+          cfg->dryrun ? "would_place" : "placed", got_placed, placed);
+    CHECK((cfg->dryrun ? c.placed : c.would_place) == 0, "'%s': placed %d would_place %d",
+          cfg->options, c.placed, c.would_place);
+    CHECK(c.skipped == nonmatching, "'%s': skipped=%d, expected %d", cfg->options, c.skipped,
+          nonmatching);
+    CHECK(c.failed == 0, "'%s': failed=%d", cfg->options, c.failed);
+    /* Threads placed from outside keep their policy: not a memory failure. */
+    int mem_failed = cfg->mem_fails ? matching : 0;
+    CHECK(c.mem_failed == mem_failed, "'%s': mem_failed=%d, expected %d", cfg->options, c.mem_failed,
+          mem_failed);
+    CHECK(c.live == 0, "'%s': %d threads still live after every ThreadEnd", cfg->options, c.live);
+    CHECK(np_record_live(&a->record) == 0, "'%s': record live %d", cfg->options,
+          np_record_live(&a->record));
+    int *live = calloc((size_t)a->nslots, sizeof *live);
+    np_record_slot_live(&a->record, live);
+    for (int s = 0; s < a->nslots; s++)
+        CHECK(live[s] == 0, "'%s': slot %d has %d live threads after every ThreadEnd", cfg->options,
+              s, live[s]);
+    free(live);
+    np_agent_summary(a);
+    np_agent_destroy(a);
+
+    char *text = read_file(log_path);
+    CHECK(text != NULL, "cannot read %s", log_path);
+    if (text != NULL) {
+        const char *verb = cfg->dryrun ? "] would-place \"" : "] placed \"";
+        CHECK(count_lines(text, verb) == placed, "'%s': %d '%s' lines, expected %d", cfg->options,
+              count_lines(text, verb), verb, placed);
+        /* Renamed threads were skipped first. */
+        CHECK(count_lines(text, "] skipped \"") == nonmatching + renames,
+              "'%s': %d skipped lines, expected %d", cfg->options, count_lines(text, "] skipped \""),
+              nonmatching + renames);
+        CHECK(count_lines(text, "how=rescan") == renames, "'%s': %d how=rescan lines, expected %d",
+              cfg->options, count_lines(text, "how=rescan"), renames);
+        CHECK(count_lines(text, "] summary ") == 1, "'%s': %d summary lines", cfg->options,
+              count_lines(text, "] summary "));
+        int bad = malformed_lines(text);
+        CHECK(bad == 0, "'%s': %d malformed log lines in %s", cfg->options, bad, log_path);
+        free(text);
+    }
+    struct stat st;
+    CHECK(stat(log_path, &st) == 0 && (st.st_mode & 0777) == 0600, "'%s': log file mode %o, not 0600",
+          cfg->options, (unsigned)(st.st_mode & 0777));
+    printf("stress_agent: %-40s rounds=%d threads=%d placed=%d skipped=%d renamed=%d mem_failed=%d\n",
+           cfg->options, rounds, nthreads, cfg->dryrun ? c.would_place : c.placed, c.skipped, renames,
+           c.mem_failed);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    int nthreads = 64, rounds = 50;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--threads") == 0)
+            nthreads = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--rounds") == 0)
+            rounds = atoi(argv[i + 1]);
+    }
+    if (nthreads < 8 || rounds < 1) {
+        fprintf(stderr, "usage: stress_agent [--threads N>=8] [--rounds R>=1]\n");
+        return 2;
+    }
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || !CPU_ISSET(0, &set) || !CPU_ISSET(1, &set)) {
+        fprintf(stderr, "stress_agent: needs CPUs 0 and 1\n");
+        return 2;
+    }
+    setenv("HWLOC_SYNTHETIC", "pack:1 numa:2 core:1 pu:1", 1);
+    setenv("HWLOC_THISSYSTEM", "1", 1);
+    unsetenv("HWLOC_XMLFILE");
+    char dir[] = "/tmp/numapin-stress-XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        perror("stress_agent: mkdtemp");
+        return 2;
+    }
+    for (size_t k = 0; k < sizeof configs / sizeof *configs; k++)
+        run_config(&configs[k], nthreads, rounds, dir, (int)k);
+    if (failures == 0) {
+        for (size_t k = 0; k < sizeof configs / sizeof *configs; k++) {
+            char p[600];
+            snprintf(p, sizeof p, "%s/agent-%zu.log", dir, k);
+            unlink(p);
+        }
+        rmdir(dir);
+    } else {
+        fprintf(stderr, "stress_agent: logs kept in %s\n", dir);
+    }
+    printf("stress_agent: %d failures\n", failures);
+    return failures == 0 ? 0 : 1;
+}
