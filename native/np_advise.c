@@ -76,8 +76,8 @@ int np_advise_use_numa(const struct np_jvm_facts *f, hwloc_const_bitmap_t group_
     if (f->use_numa == 0) {
         snprintf(buf, len,
                  "UseNUMA is off in this JVM: the heap is not split by node, and each page lands "
-                 "on the node of the thread that first touches it (placed threads: node %s, by "
-                 "their memory policy)", nodes);
+                 "where the memory policy of the thread that first touches it says (placed "
+                 "threads: node %s, unless mem=none)", nodes);
         return 1;
     }
     if (hwloc_bitmap_isequal(group_nodes, all_nodes)) {
