@@ -75,9 +75,13 @@ BENCH_SRC := $(wildcard native/bench/*.c)
 $(B)/bench_plan: $(BENCH_SRC) $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BENCH_SRC) $(CORE_OBJ) $(LDLIBS)
 
-# Numbers go to docs/performance.md; nothing here asserts a time.
+# Numbers go to docs/performance.md; nothing here asserts a time.  Planning
+# first (native/bench/run.sh writes the file), then thread start and join
+# with and without the agent (java-tests/bench/run.sh, appended).
 bench: all $(B)/bench_plan
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash native/bench/run.sh
+	bash java-tests/bench/run.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
+	    >> docs/performance.md
 
 demo: all $(TIERBENCH)
 	bash java-tests/tierbench/demo.sh --jdk $(JDK17)

@@ -169,8 +169,8 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
         return;
     char msg[1024];
     struct np_jvm_facts facts = *f;
-    if (facts.cpus_seen <= 0 && a->have_startup)
-        facts.cpus_seen = hwloc_bitmap_weight(a->startup.cpus);
+    if (facts.cpus_seen <= 0)
+        facts.cpus_seen = a->cpus_at_load;
     f = &facts;
     hwloc_bitmap_t all = hwloc_bitmap_alloc();
     if (all != NULL) {
@@ -326,9 +326,15 @@ static enum np_status start(struct np_agent *a, const char *options)
         return st;
     struct np_target t = {a->place_cpus, a->mem_nodes, a->opt.mem};
     log_plan(a, &t);
-    if (a->opt.scope == NP_SCOPE_JVM && !a->opt.dryrun && place_jvm(a, &t) != 0 && a->opt.strict)
-        return NP_ERR_RUNTIME;
     advise_at_start(a);
+    a->cpus_at_load = a->have_startup ? hwloc_bitmap_weight(a->startup.cpus) : -1;
+    if (a->opt.scope == NP_SCOPE_JVM && !a->opt.dryrun) {
+        if (place_jvm(a, &t) != 0 && a->opt.strict)
+            return NP_ERR_RUNTIME;
+        /* Threads put back from an inherited placement go to the JVM's group. */
+        if (a->have_startup)
+            np_read_self(a->topo.topology, &a->startup);
+    }
 
     if (a->opt.mem != NP_MEM_NONE && !a->opt.dryrun && np_bind_init() != 0) {
         if (a->opt.strict) {
@@ -568,7 +574,11 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, const char *
         place_other(a, e, qname, tid, how);
         return;
     }
-    /* A thread numapin never saw start: before VMInit, or before attach. */
+    /* A thread numapin never saw start: before VMInit, or before attach.
+     * A periodic rescan leaves unknown threads alone: such a thread has not
+     * reached its ThreadStart yet, or has passed its ThreadEnd. */
+    if (strcmp(how, "rescan") == 0)
+        return;
     e = np_record_add(&a->record, name, tid,
                       !match ? NP_SKIPPED : a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
                       match && a->opt.cpus != NP_CPUS_NODE);

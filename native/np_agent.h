@@ -42,6 +42,7 @@ struct np_agent {
      * not placed should have, and the start-up binding to advise on. */
     struct np_actual startup;
     bool have_startup;
+    int cpus_at_load;                 /* CPUs the JVM could use when numapin loaded */
     struct np_record record;
     int lock_fd;                      /* group=auto: the lock held, else -1 */
     np_once warned_cpu, warned_mem, warned_verify, warned_oom, warned_oversubscribed,

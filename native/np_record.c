@@ -120,6 +120,11 @@ struct np_entry *np_record_add_live(struct np_record *r, const char *name, pid_t
      * thread is gone (its ThreadEnd was not seen). */
     for (struct np_entry *o = r->by_tid[bucket(tid)]; o != NULL; o = o->next_live)
         if (o->tid == tid) {
+            if (o->slot >= 0)
+                r->slot_live[o->slot]--;
+            if (o->outcome != NP_SKIPPED && o->outcome != NP_FAILED)
+                r->live--;
+            o->live = false;
             unlink_live(r, o);
             break;
         }

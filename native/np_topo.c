@@ -143,10 +143,10 @@ int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
         snprintf(t->source, sizeof t->source, "xml %s", xml);
     else if (synthetic != NULL)
         snprintf(t->source, sizeof t->source, "synthetic %s", synthetic);
+    else if (getenv("HWLOC_SYNTHETIC") != NULL) /* hwloc reads it first */
+        snprintf(t->source, sizeof t->source, "synthetic %s", getenv("HWLOC_SYNTHETIC"));
     else if (getenv("HWLOC_XMLFILE") != NULL)
         snprintf(t->source, sizeof t->source, "xml %s", getenv("HWLOC_XMLFILE"));
-    else if (getenv("HWLOC_SYNTHETIC") != NULL)
-        snprintf(t->source, sizeof t->source, "synthetic %s", getenv("HWLOC_SYNTHETIC"));
     else
         snprintf(t->source, sizeof t->source, "this system");
 
@@ -160,6 +160,12 @@ int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
         return fail(t, err, errlen, "hwloc_topology_init");
     /* No I/O devices: not needed for placement, and slow to discover. */
     hwloc_topology_set_io_types_filter(t->topology, HWLOC_TYPE_FILTER_KEEP_NONE);
+    /* hwloc falls back to this machine, silently, when the file of
+     * HWLOC_XMLFILE cannot be loaded: name it explicitly, so that failing
+     * to load it is a failure (hwloc reads HWLOC_SYNTHETIC first). */
+    if (xml == NULL && synthetic == NULL && getenv("HWLOC_SYNTHETIC") == NULL &&
+        getenv("HWLOC_XMLFILE") != NULL)
+        xml = getenv("HWLOC_XMLFILE");
     if (xml != NULL && hwloc_topology_set_xml(t->topology, xml) != 0)
         return fail(t, err, errlen, "hwloc_topology_set_xml");
     if (synthetic != NULL && hwloc_topology_set_synthetic(t->topology, synthetic) != 0)

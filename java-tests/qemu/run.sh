@@ -13,11 +13,13 @@
 #                           build/numapin)
 #   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 240 each)
 #   JAVA17_HOME             JDK 17 whose jlink builds the guest's runtime
+#   NUMAPIN_QEMU_BUILD=DIR  where the caches, the initramfs and the consoles go
+#                           (default build/qemu)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-B=$ROOT/build/qemu
+B=${NUMAPIN_QEMU_BUILD:-$ROOT/build/qemu}
 JDK=${JAVA17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 AGENT=${NUMAPIN_AGENT:-$ROOT/build/libnumapin.so}
 CLI=${NUMAPIN_CLI:-$ROOT/build/numapin}
@@ -35,13 +37,13 @@ n2_smp="4,sockets=2,cores=2,threads=1"
 n2_nodes="0-1 2-3"
 n2_mem_mb=1024
 n2_dist="0,1,21"
-n2_scenarios="n2-basics n2-preferred n2-bind n2-none n2-interleave n2-two-jvms n2-spawned"
+n2_scenarios="n2-basics n2-preferred n2-bind n2-none n2-interleave n2-two-jvms n2-spawned n2-jvm-scope n2-usenuma"
 n2_timeout=240
 n3_smp="6,sockets=1,cores=6,threads=1"
 n3_nodes="0-1 2-3 4-5"
 n3_mem_mb=1024
 n3_dist="0,1,21 1,2,21 0,2,31"
-n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6"
+n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline"
 n3_timeout=240
 
 START=$(date +%s)

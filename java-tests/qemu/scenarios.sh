@@ -341,3 +341,130 @@ scenario_n3_groups6() {
     done
     verdict
 }
+
+# ---- lifecycle and start-up advice (issue 5) ----------------------------------
+
+# jvm_run TAG AGENT_OPTIONS JAVA_ARGS...: java with the agent (log at info
+# into /tmp/TAG.log, output in /tmp/TAG.out); prints the output (of
+# -XX:+PrintFlagsFinal only the UseNUMA line) and the log; sets $rc
+jvm_run() {
+    tag=$1 opts=$2
+    shift 2
+    echo "--- $tag: java $* under -agentpath:libnumapin.so=$opts"
+    rm -f "/tmp/$tag.log"
+    timeout $JAVA_TIMEOUT /jdk/bin/java -Xint -Xms16m -Xmx64m -XX:-UsePerfData \
+        "-agentpath:$AGENT=$opts,log=info:/tmp/$tag.log" "$@" >"/tmp/$tag.out" 2>&1
+    rc=$?
+    awk '/[{]/ && !/UseNUMA/ {next} {print}' "/tmp/$tag.out"
+    echo "--- $tag: agent log"
+    cat "/tmp/$tag.log" 2>/dev/null || echo "(no agent log)"
+    echo "--- $tag: exit $rc"
+    if grep -q '\]\[error\]\[numapin\]' "/tmp/$tag.log" 2>/dev/null; then
+        fail "$tag: agent logged an error"
+    fi
+}
+
+# has_line TAG LEVEL TEXT / lacks_line TAG TEXT: a numapin line of that level
+# containing TEXT (a fixed string) is / no numapin line containing TEXT is in the log
+has_line() {
+    l=$(grep "\]\[$2\]\[numapin\] " "/tmp/$1.log" 2>/dev/null | grep -F -- "$3" | head -1)
+    if [ -n "$l" ]; then ok "$1: $2 line: ${l#*numapin\] }"; else fail "$1: no $2 line containing '$3'"; fi
+}
+
+lacks_line() {
+    l=$(grep '\]\[numapin\] ' "/tmp/$1.log" 2>/dev/null | grep -F -- "$2" | head -1)
+    if [ -z "$l" ]; then ok "$1: no line containing '$2'"; else fail "$1: unexpected line: $l"; fi
+}
+
+# scope=jvm,mem=bind: the whole JVM on group 1 (CPUs 2-3) before the heap is
+# reserved; every thread stays on CPUs 2-3 and main's Java array on node 1
+scenario_n2_jvm_scope() {
+    tag=n2-jvm-scope
+    jvm_run $tag "group=1,scope=jvm,mem=bind" -XX:+UseSerialGC -cp /tests JvmScopeProbe \
+        cpus=2-3 nodes=1 policy=bind:1 mib=24
+    if [ $rc -eq 0 ] && grep -q '^probe: PASS$' "/tmp/$tag.out"; then
+        ok "$tag: probe passed"
+    else
+        fail "$tag: probe failed (exit $rc)"
+    fi
+    has_line $tag info "jvm group=1 node=1 cpus=2-3 mem=bind:1"
+    placed=$(grep -c '\]\[info\]\[numapin\] placed "' "/tmp/$tag.log")
+    other=$(grep '\]\[info\]\[numapin\] placed "' "/tmp/$tag.log" | grep -v ' group=1 node=1 cpus=2-3 mem=bind:1$')
+    if [ "$placed" -ge 1 ] && [ -z "$other" ]; then
+        ok "$tag: $placed worker(s) placed as group=1 node=1 cpus=2-3 mem=bind:1"
+    else
+        fail "$tag: worker placements: $placed, not as expected: $other"
+    fi
+    no_warning $tag
+    verdict
+}
+
+# HotSpot's UseNUMA as numapin reads it at VMInit: on (ParallelGC, 2 nodes,
+# group 0 of 2 on node 0 only) is a warning, off is information
+scenario_n2_usenuma() {
+    jvm_run n2-numa-on "groups=2,group=0" -XX:+UseParallelGC -XX:+UseNUMA -XX:+PrintFlagsFinal -version
+    same "n2-numa-on: exit" "$rc" 0
+    if grep -q 'bool UseNUMA *:\{0,1\}= true' /tmp/n2-numa-on.out; then
+        ok "n2-numa-on: HotSpot kept UseNUMA on"
+    else
+        fail "n2-numa-on: HotSpot turned UseNUMA off: the check means nothing"
+    fi
+    has_line n2-numa-on warning "advice: UseNUMA is on in this JVM: HotSpot splits the young generation over nodes 0-1, but this group's placed threads run on node 0 only"
+    jvm_run n2-numa-off "groups=2,group=0" -XX:+UseParallelGC -XX:-UseNUMA -XX:+PrintFlagsFinal -version
+    same "n2-numa-off: exit" "$rc" 0
+    if grep -q 'bool UseNUMA *:\{0,1\}= false' /tmp/n2-numa-off.out; then
+        ok "n2-numa-off: UseNUMA is off"
+    else
+        fail "n2-numa-off: UseNUMA is not off"
+    fi
+    has_line n2-numa-off info "advice: UseNUMA is off in this JVM"
+    lacks_line n2-numa-off "UseNUMA is on"
+    verdict
+}
+
+# kernel.numa_balancing: on by default on this kernel (advice), then off
+scenario_n3_balancing() {
+    same "kernel.numa_balancing (default)" "$(cat /proc/sys/kernel/numa_balancing)" 1
+    jvm_run n3-bal-on "groups=3,group=0" -XX:+UseSerialGC -version
+    same "n3-bal-on: exit" "$rc" 0
+    has_line n3-bal-on warning "advice: kernel automatic NUMA balancing is on (kernel.numa_balancing=1)"
+    sysctl -w kernel.numa_balancing=0
+    same "kernel.numa_balancing after sysctl -w" "$(cat /proc/sys/kernel/numa_balancing)" 0
+    jvm_run n3-bal-off "groups=3,group=0" -XX:+UseSerialGC -version
+    same "n3-bal-off: exit" "$rc" 0
+    lacks_line n3-bal-off "NUMA balancing"
+    echo 1 >/proc/sys/kernel/numa_balancing
+    verdict
+}
+
+# A CPU of the group goes offline after the JVM started: the binding reads
+# back without it, warned once; workers run on the CPU left
+scenario_n3_cpu_offline() {
+    tag=n3-offline
+    rm -f /tmp/off.ready /tmp/off.go
+    jvm_run $tag "groups=3,group=2" -XX:+UseSerialGC -cp /tests OfflineProbe /tmp/off.ready /tmp/off.go 3 \
+        >/tmp/off.console 2>&1 &
+    pid=$!
+    i=0
+    while [ ! -e /tmp/off.ready ] && [ $i -lt 1200 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    echo 0 >/sys/devices/system/cpu/cpu5/online
+    same "CPUs online with CPU 5 off" "$(cat /sys/devices/system/cpu/online)" 0-4
+    touch /tmp/off.go
+    wait $pid
+    echo 1 >/sys/devices/system/cpu/cpu5/online
+    cat /tmp/off.console
+    same "CPUs online again" "$(cat /sys/devices/system/cpu/online)" 0-5
+    grep -q '\]\[error\]\[numapin\]' /tmp/$tag.log && fail "$tag: agent logged an error"
+    has_line $tag info "plan group=2 groups=3 domain=node node=2 slice=1/1 cpus=4-5"
+    workers=$(grep -c '^probe: worker name=ForkJoinPool-1-worker-[0-9]* allowed=4$' /tmp/$tag.out)
+    same "$tag: workers reading allowed=4" "$workers" 3
+    placed=$(grep '\]\[info\]\[numapin\] placed "' /tmp/$tag.log | grep -c ' group=2 node=2 cpus=4 mem=preferred:2$')
+    same "$tag: placed lines reading back cpus=4" "$placed" 3
+    readback=$(grep '\]\[warning\]\[numapin\] ' /tmp/$tag.log | grep -c 'reads back cpus=4 ')
+    same "$tag: read-back warnings (once)" "$readback" 1
+    has_line $tag warning "reads back cpus=4 mem=preferred:2, not the planned cpus=4-5 mem=preferred:2"
+    verdict
+}

@@ -1,0 +1,20 @@
+# Lifecycle tests (issue 5): the JVM tests of java-tests (LifecycleTest,
+# AttachTest, AutoGroupTest, HostileTest) run inside `make test-java`; the
+# QEMU scenarios inside `make test-numa`.  This adds what they need:
+#
+#  - $(B)/tools/seccomp-deny, the launcher that makes system calls fail with
+#    EPERM under a seccomp filter (HostileTest finds it next to the agent;
+#    without it, the test compiles java-tests/tools/seccomp-deny.c itself);
+#  - `make bench-threads`: thread start+join throughput with and without
+#    the agent, a markdown section on stdout (java-tests/bench/run.sh);
+#    `make bench` appends the same section to docs/performance.md.
+
+$(B)/tools/seccomp-deny: java-tests/tools/seccomp-deny.c mk/lifecycle.mk
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -o $@ $<
+
+test-java: $(B)/tools/seccomp-deny
+
+.PHONY: bench-threads
+bench-threads: all
+	bash java-tests/bench/run.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17)
