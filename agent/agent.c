@@ -172,8 +172,8 @@ static void read_flags(JNIEnv *jni)
         f.parallel_gc_threads = flag_uint("ParallelGCThreads");
         f.conc_gc_threads = flag_uint("ConcGCThreads");
         f.ci_compiler_count = flag_intx("CICompilerCount");
-        long apc = flag_intx("ActiveProcessorCount");
-        f.cpus_seen = apc > 0 ? (int)apc : -1;
+        int32_t apc; /* HotSpot type int: 32 bits, not intx */
+        f.cpus_seen = np_hotspot_int("ActiveProcessorCount", &apc) == 0 && apc > 0 ? (int)apc : -1;
     } else {
         np_log(NP_LOG_DEBUG, "HotSpot's VMStructs tables are not there: no advice on JVM "
                              "flags, and renamed or already running threads are not placed");

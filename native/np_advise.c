@@ -108,12 +108,11 @@ int np_advise_alignment(const struct np_topo *t, const struct np_actual *startup
     if (cpu_nodes == NULL)
         return 0;
     int cpu;
-    hwloc_bitmap_foreach_begin(cpu, startup->cpus) {
+    NP_FOREACH(cpu, startup->cpus) {
         int h = np_home_index(t, (unsigned)cpu);
         if (h >= 0)
             hwloc_bitmap_set(cpu_nodes, t->nodes[h]->os_index);
     }
-    hwloc_bitmap_foreach_end();
     int differ = !hwloc_bitmap_iszero(cpu_nodes) &&
                  !hwloc_bitmap_isequal(cpu_nodes, startup->mem_nodes);
     if (differ) {

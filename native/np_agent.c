@@ -213,6 +213,14 @@ static enum np_status plan(struct np_agent *a)
     char err[1024];
     if (np_topo_load(&a->topo, NULL, NULL, err, sizeof err) != 0)
         return runtime_failure(a, err);
+    if (!a->topo.thissystem && !a->opt.dryrun) {
+        snprintf(err, sizeof err, "the topology (%s) is not this machine's (set HWLOC_THISSYSTEM=1 if "
+                 "it is), so binding would do nothing", a->topo.source);
+        if (a->opt.strict)
+            return runtime_failure(a, err);
+        np_log(NP_LOG_WARNING, "%s: numapin runs as with dryrun (would-place lines)", err);
+        a->opt.dryrun = true;
+    }
     if (a->opt.groups == 0) {
         struct np_domains d;
         if (np_domains_get(&a->topo, a->opt.domain, &d) == 0) {
@@ -268,7 +276,7 @@ static enum np_status targets(struct np_agent *a)
     } else {
         hwloc_bitmap_list_sscanf(a->mem_nodes, a->opt.mem_nodes);
         int n;
-        hwloc_bitmap_foreach_begin(n, a->mem_nodes) {
+        NP_FOREACH(n, a->mem_nodes) {
             if (hwloc_get_numanode_obj_by_os_index(a->topo.topology, (unsigned)n) == NULL) {
                 np_log_fatal("option 'mem=%s:%s' names node %d, which this machine does not "
                              "have: valid nodes are %s", np_mem_mode_name(a->opt.mem),
@@ -276,7 +284,6 @@ static enum np_status targets(struct np_agent *a)
                 return NP_ERR_OPTIONS;
             }
         }
-        hwloc_bitmap_foreach_end();
     }
     a->nslots = np_slots(&a->topo, a->place_cpus, a->opt.cpus, &a->slots);
     if (a->nslots < 0 || np_record_init(&a->record, a->nslots) != 0) {

@@ -53,9 +53,9 @@ static double matrix_distance(struct hwloc_distances_s *m, hwloc_topology_t topo
     double sum = 0;
     int count = 0;
     int i, j;
-    hwloc_bitmap_foreach_begin(i, na) {
+    NP_FOREACH(i, na) {
         int x = hwloc_distances_obj_index(m, hwloc_get_numanode_obj_by_os_index(topo, (unsigned)i));
-        hwloc_bitmap_foreach_begin(j, nb) {
+        NP_FOREACH(j, nb) {
             int y = hwloc_distances_obj_index(m, hwloc_get_numanode_obj_by_os_index(topo, (unsigned)j));
             if (x < 0 || y < 0)
                 return -1;
@@ -64,9 +64,7 @@ static double matrix_distance(struct hwloc_distances_s *m, hwloc_topology_t topo
             sum += (double)m->values[(unsigned)y * m->nbobjs + (unsigned)x];
             count += 2;
         }
-        hwloc_bitmap_foreach_end();
     }
-    hwloc_bitmap_foreach_end();
     return count > 0 ? sum / count : -1;
 }
 
@@ -103,12 +101,11 @@ static int add(struct np_domains *d, hwloc_obj_t obj, hwloc_bitmap_t cpus, const
     if (nodes == NULL)
         return -1;
     int cpu;
-    hwloc_bitmap_foreach_begin(cpu, cpus) {
+    NP_FOREACH(cpu, cpus) {
         int h = np_home_index(t, (unsigned)cpu);
         if (h >= 0)
             hwloc_bitmap_set(nodes, t->nodes[h]->os_index);
     }
-    hwloc_bitmap_foreach_end();
     d->objs[d->n] = obj;
     d->cpus[d->n] = cpus;
     d->nodes[d->n] = nodes;

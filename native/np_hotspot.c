@@ -141,6 +141,15 @@ int np_hotspot_uint(const char *name, uint32_t *out)
     return 0;
 }
 
+int np_hotspot_int(const char *name, int32_t *out)
+{
+    const int32_t *p = flag_addr(name);
+    if (p == NULL)
+        return -1;
+    *out = *p;
+    return 0;
+}
+
 int np_hotspot_intx(const char *name, int64_t *out)
 {
     const int64_t *p = flag_addr(name);

@@ -23,6 +23,8 @@ int np_hotspot_init(const void *addr_in_libjvm);
 int np_hotspot_bool(const char *name, bool *out);
 /* For flags of HotSpot types uint (32 bits). */
 int np_hotspot_uint(const char *name, uint32_t *out);
+/* For flags of HotSpot type int (32 bits, signed), e.g. ActiveProcessorCount. */
+int np_hotspot_int(const char *name, int32_t *out);
 /* For flags of HotSpot types intx, uintx and size_t (64 bits). */
 int np_hotspot_intx(const char *name, int64_t *out);
 

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "np_options.h"
+#include "np_topo.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -59,6 +60,31 @@ const char *np_options_help(void)
 "  strict           a failure to apply the plan at start-up stops the JVM\n"
 "  help             print this reference; the agent then does nothing\n"
 "See docs/options.md.\n";
+}
+
+/* s as it may appear in an error line: at most 64 bytes, control and
+ * non-ASCII bytes as \xNN (like thread names in the log), "..." when cut. */
+static const char *shown(char *buf, size_t len, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0, n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 8 < len; p++, n++) {
+        if (n == 64) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (*p < 0x20 || *p >= 0x7f) {
+            buf[o++] = '\\';
+            buf[o++] = 'x';
+            buf[o++] = hex[*p >> 4];
+            buf[o++] = hex[*p & 15];
+        } else {
+            buf[o++] = (char)*p;
+        }
+    }
+    buf[o] = '\0';
+    return buf;
 }
 
 static int lookup(const char *v, const char *const *names, size_t n)
@@ -137,19 +163,15 @@ static int parse_mem(const char *v, struct np_options *o)
             if (m == NP_MEM_LOCAL || m == NP_MEM_NONE)
                 return -1; /* these name no node */
             const char *nodes = colon + 1;
-            size_t len = strlen(nodes);
-            if (*nodes < '0' || *nodes > '9' || nodes[len - 1] < '0' || nodes[len - 1] > '9' ||
-                strspn(nodes, "0123456789-+") != len || strstr(nodes, "++") != NULL ||
-                strstr(nodes, "+-") != NULL || strstr(nodes, "-+") != NULL ||
-                strstr(nodes, "--") != NULL)
-                return -1;
-            char *list = strdup(nodes);
+            char *list = NULL;
             hwloc_bitmap_t set = hwloc_bitmap_alloc();
-            if (list != NULL)
-                for (char *c = list; *c; c++)
-                    *c = *c == '+' ? ',' : *c;
-            int ok = list != NULL && set != NULL && hwloc_bitmap_list_sscanf(set, list) == 0 &&
-                     !hwloc_bitmap_iszero(set) && hwloc_bitmap_last(set) < 4096;
+            /* Nodes 0 to 4095, read strictly and in decimal: a number too
+             * large must not wrap around (4294967296 is not node 0) nor
+             * make an infinite set (0-4294967295) or a huge bitmap, and
+             * 010 is node 10, not hwloc's octal 8.  Kept in cpulist syntax
+             * as hwloc writes it, which hwloc reads back the same. */
+            int ok = set != NULL && np_parse_list(nodes, '+', 4095, set) == 0 &&
+                     hwloc_bitmap_list_asprintf(&list, set) >= 0;
             hwloc_bitmap_free(set);
             if (!ok) {
                 free(list);
@@ -173,11 +195,60 @@ static int parse_cpukind(const char *v, struct np_options *o)
     return parse_int(v, 0, 255, &o->cpukind);
 }
 
+/* One glob: every '[' opens a bracket expression closed by a ']' (a ']'
+ * right after "[" or "[!" or "[^" is a member, "[:class:]" is one item),
+ * and no '\\' ends it.  fnmatch(3) would take such a pattern literally,
+ * which is never what was meant. */
+static bool balanced(const char *p, const char *end)
+{
+    while (p < end) {
+        if (*p == '\\') {
+            if (p + 1 >= end)
+                return false;
+            p += 2;
+        } else if (*p == '[') {
+            p++;
+            if (p < end && (*p == '!' || *p == '^'))
+                p++;
+            if (p < end && *p == ']')
+                p++;
+            while (p < end && *p != ']') {
+                if (*p == '[' && p + 1 < end && (p[1] == ':' || p[1] == '.' || p[1] == '=')) {
+                    char kind = p[1];
+                    const char *q = p + 2;
+                    while (q + 1 < end && !(q[0] == kind && q[1] == ']'))
+                        q++;
+                    if (q + 1 >= end)
+                        return false;
+                    p = q + 2;
+                } else if (*p == '\\' && p + 1 < end) {
+                    p += 2;
+                } else {
+                    p++;
+                }
+            }
+            if (p >= end)
+                return false;
+            p++;
+        } else {
+            p++;
+        }
+    }
+    return true;
+}
+
 static int parse_threads(const char *v, struct np_options *o)
 {
     size_t len = strlen(v);
     if (len == 0 || v[0] == '|' || v[len - 1] == '|' || strstr(v, "||") != NULL)
         return -1;
+    for (const char *p = v; *p; ) {
+        const char *bar = strchr(p, '|');
+        const char *end = bar != NULL ? bar : p + strlen(p);
+        if (!balanced(p, end))
+            return -1;
+        p = bar != NULL ? bar + 1 : end;
+    }
     int n = 1;
     for (const char *p = v; *p; p++)
         n += *p == '|';
@@ -226,7 +297,8 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
             snprintf(err, errlen, "empty option in the option string: valid options are %s",
                      VALID_KEYS);
         else
-            snprintf(err, errlen, "unknown option '%s': valid options are %s", kv, VALID_KEYS);
+            snprintf(err, errlen, "unknown option '%s': valid options are %s",
+                     shown((char[300]){0}, 300, kv), VALID_KEYS);
         return -1;
     }
     if (seen[k]) {
@@ -307,8 +379,7 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
     case K_COUNT:
         break;
     }
-    snprintf(err, errlen, "invalid value '%.64s%s' for option '%s'", v,
-             strlen(v) > 64 ? "..." : "", kv);
+    snprintf(err, errlen, "invalid value '%s' for option '%s'", shown((char[300]){0}, 300, v), kv);
 valid_values:;
     size_t used = strlen(err);
     const char *valid = NULL;
@@ -317,7 +388,10 @@ valid_values:;
     case K_SCOPE: join_names(names, sizeof names, scope_names, 2); valid = names; break;
     case K_RESCAN: valid = "0 (never), or a period in milliseconds from 10 to 3600000"; break;
     case K_GROUPS: valid = "a group count from 1 to 4096"; break;
-    case K_THREADS: valid = "shell globs separated by '|', none empty, e.g. 'Tier1-*|Tier2-*'"; break;
+    case K_THREADS:
+        valid = "shell globs separated by '|', none empty, each '[' closed by a ']' and none ending "
+                "in '\\', e.g. 'Tier1-*|Tier2-*'";
+        break;
     case K_CPUS: join_names(names, sizeof names, cpus_names, 3); valid = names; break;
     case K_DOMAIN: join_names(names, sizeof names, domain_names, 3); valid = names; break;
     case K_CPUKIND: valid = "performance, efficiency, any, or a kind number from 0"; break;

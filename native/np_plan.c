@@ -235,12 +235,11 @@ static int slice_domain(const struct np_topo *t, struct np_plan *p, struct np_gr
         int i = 0;
         for (int c = 0; c < ncores; c++) {
             int idx;
-            hwloc_bitmap_foreach_begin(idx, cores[c]) {
+            NP_FOREACH(idx, cores[c]) {
                 if (i >= first && i < first + count)
                     hwloc_bitmap_set(g->cpus, (unsigned)idx);
                 i++;
             }
-            hwloc_bitmap_foreach_end();
         }
     }
 done:
@@ -260,12 +259,11 @@ static void nodes_of(const struct np_topo *t, hwloc_const_bitmap_t cpus, hwloc_b
 {
     int cpu;
     hwloc_bitmap_zero(nodes);
-    hwloc_bitmap_foreach_begin(cpu, cpus) {
+    NP_FOREACH(cpu, cpus) {
         int h = np_home_index(t, (unsigned)cpu);
         if (h >= 0)
             hwloc_bitmap_set(nodes, t->nodes[h]->os_index);
     }
-    hwloc_bitmap_foreach_end();
 }
 
 static int cmp_int(const void *a, const void *b)

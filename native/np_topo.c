@@ -6,6 +6,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int parse_number(const char **s, unsigned max, unsigned *out)
+{
+    const char *p = *s;
+    unsigned long v = 0;
+    if (*p < '0' || *p > '9')
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (unsigned long)(*p - '0');
+        if (v > max)
+            return -1;
+    }
+    *s = p;
+    *out = (unsigned)v;
+    return 0;
+}
+
+int np_parse_list(const char *s, char sep, unsigned max, hwloc_bitmap_t out)
+{
+    hwloc_bitmap_zero(out);
+    for (;;) {
+        unsigned lo, hi;
+        if (parse_number(&s, max, &lo) != 0)
+            return -1;
+        hi = lo;
+        if (*s == '-') {
+            s++;
+            if (parse_number(&s, max, &hi) != 0 || hi < lo)
+                return -1;
+        }
+        if (hwloc_bitmap_set_range(out, lo, (int)hi) != 0)
+            return -1;
+        if (*s == '\0')
+            return 0;
+        if (*s++ != sep)
+            return -1;
+    }
+}
+
 void np_cpulist(char *buf, size_t len, hwloc_const_bitmap_t set)
 {
     if (len == 0)
@@ -75,7 +113,7 @@ static int adopt_orphans(struct np_topo *t)
     for (int i = 0; i < t->nnodes; i++)
         hwloc_bitmap_andnot(t->adopted, t->adopted, t->node_cpus[i]);
     int cpu;
-    hwloc_bitmap_foreach_begin(cpu, t->adopted) {
+    NP_FOREACH(cpu, t->adopted) {
         hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(t->topology, (unsigned)cpu);
         for (hwloc_obj_t a = pu ? pu->parent : NULL; a != NULL; a = a->parent) {
             int best = -1;
@@ -90,7 +128,6 @@ static int adopt_orphans(struct np_topo *t)
             }
         }
     }
-    hwloc_bitmap_foreach_end();
     return 0;
 }
 

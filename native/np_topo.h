@@ -51,6 +51,21 @@ int np_topo_restrict(struct np_topo *t, hwloc_const_bitmap_t cpus, char *err, si
 /* One line describing the machine: source, counts, allowed CPUs. */
 void np_topo_summary(const struct np_topo *t, char *buf, size_t len);
 
+/* Reads a list of numbers and ranges, items separated by `sep` ("0-3,8", or
+ * "0-1+4" with '+'): decimal digits only, every number at most `max`, each
+ * range low-high with low <= high, no empty item.  Fills out (which it
+ * zeroes first).  Returns 0, or -1 when s is not such a list (out is then
+ * unspecified).  Unlike hwloc_bitmap_list_sscanf, a number too large is an
+ * error, not a wrapped or an infinite range. */
+int np_parse_list(const char *s, char sep, unsigned max, hwloc_bitmap_t out);
+
+/* Visits the set bits of `set` in order, like hwloc_bitmap_foreach_begin
+ * and _end but without their assert(), which aborts the process (the JVM)
+ * on an infinite set: an infinite set is visited not at all. */
+#define NP_FOREACH(i, set)                                                      \
+    for ((i) = hwloc_bitmap_weight(set) < 0 ? -1 : hwloc_bitmap_first(set); (i) >= 0; \
+         (i) = hwloc_bitmap_next((set), (i)))
+
 /* Formats a bitmap in Linux cpulist syntax ("0-3,8"); "" when empty. */
 void np_cpulist(char *buf, size_t len, hwloc_const_bitmap_t set);
 

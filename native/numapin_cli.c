@@ -164,9 +164,9 @@ static int cmd(int argc, char **argv, int is_topo)
     }
     if (restrict_to != NULL) {
         hwloc_bitmap_t set = hwloc_bitmap_alloc();
-        int bad = set == NULL || restrict_to[0] < '0' || restrict_to[0] > '9' ||
-                  strspn(restrict_to, "0123456789,-") != strlen(restrict_to) ||
-                  hwloc_bitmap_list_sscanf(set, restrict_to) != 0;
+        /* CPU numbers up to 2^20 - 1: far beyond any Linux NR_CPUS, and no
+         * number that wraps around or range that never ends. */
+        int bad = set == NULL || np_parse_list(restrict_to, ',', (1u << 20) - 1, set) != 0;
         if (!bad && np_topo_restrict(&t, set, err, sizeof err) != 0) {
             fprintf(stderr, "numapin: --restrict %s: %s\n", restrict_to, err);
             hwloc_bitmap_free(set);

@@ -24,7 +24,11 @@
  * skipped, renamed, memory failures), none live, every slot empty, and the
  * log file must hold one well-formed line per event (no torn or mixed
  * lines: each is one write(2)).  Exit status 0, or 1 with the failures on
- * stderr. */
+ * stderr.
+ *
+ * First, thread ids that are no thread of this process (a child process,
+ * init, nonsense) go through np_agent_seen, as ids read from the JVM's
+ * memory do: nothing may be bound or recorded. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -34,7 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "np_agent.h"
@@ -344,6 +350,53 @@ static void run_config(const struct config *cfg, int nthreads, int rounds, const
     fflush(stdout);
 }
 
+/* Thread ids that are no thread of this process (another process, init,
+ * nonsense), handed to np_agent_seen as the rescan and a late attach do
+ * with ids read from the JVM's memory: numapin must bind nothing, record
+ * nothing, log no placement. */
+static void foreign_tids(const char *dir)
+{
+    char log_path[512], options[700];
+    snprintf(log_path, sizeof log_path, "%s/foreign.log", dir);
+    snprintf(options, sizeof options, "group=0,groups=2,threads=*,rescan=0,log=debug:%s", log_path);
+    struct np_agent *a = NULL;
+    if (np_agent_create(options, &a) != NP_OK || a == NULL || !a->active) {
+        CHECK(0, "np_agent_create(\"%s\") failed", options);
+        return;
+    }
+    pid_t child = fork();
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    CHECK(child > 0, "fork failed");
+    cpu_set_t before, after;
+    CPU_ZERO(&before);
+    CPU_ZERO(&after);
+    CHECK(sched_getaffinity(child, sizeof before, &before) == 0, "sched_getaffinity(child)");
+    const pid_t tids[] = {child, 1, 0, -1, -child, 4194304 + 7, 2147483647};
+    for (size_t i = 0; i < sizeof tids / sizeof *tids; i++) {
+        np_agent_seen(a, "ForkJoinPool-1-worker-1", tids[i], "rescan");
+        np_agent_seen(a, "Worker", tids[i], "attach");
+    }
+    CHECK(sched_getaffinity(child, sizeof after, &after) == 0 && CPU_EQUAL(&before, &after),
+          "another process's CPU binding was changed");
+    struct np_counts c;
+    np_record_counts(&a->record, &c);
+    CHECK(c.placed == 0 && c.would_place == 0 && c.skipped == 0 && c.failed == 0,
+          "threads of no process of ours were recorded: placed=%d skipped=%d failed=%d", c.placed,
+          c.skipped, c.failed);
+    np_agent_destroy(a);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    char *text = read_file(log_path);
+    CHECK(text != NULL && count_lines(text, "] placed \"") == 0 && count_lines(text, "] skipped \"") == 0,
+          "placement lines for threads of no process of ours in %s", log_path);
+    free(text);
+    unlink(log_path);
+    printf("stress_agent: foreign thread ids: nothing bound, nothing recorded\n");
+}
+
 int main(int argc, char **argv)
 {
     int nthreads = 64, rounds = 50;
@@ -370,6 +423,7 @@ int main(int argc, char **argv)
         perror("stress_agent: mkdtemp");
         return 2;
     }
+    foreign_tids(dir);
     for (size_t k = 0; k < sizeof configs / sizeof *configs; k++)
         run_config(&configs[k], nthreads, rounds, dir, (int)k);
     if (failures == 0) {

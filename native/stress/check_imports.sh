@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# check_imports.sh LIB...: what numapin's agent (and tool) can call at all.
+# Fails when the dynamic symbols a binary imports include a function that
+# would let it
+#   - end or abort the JVM it lives in: exit, _exit, _Exit, quick_exit,
+#     abort, __assert_fail (an assert(), e.g. the one inside hwloc's
+#     hwloc_bitmap_foreach_begin macro, which aborts on an infinite set);
+#   - run a program: fork, vfork, clone, execve and the other exec*, system,
+#     popen, posix_spawn;
+#   - use the network: socket, connect, bind, listen, accept, send*, recv*,
+#     getaddrinfo, gethostbyname;
+#   - act on another process: kill, tgkill, ptrace, process_vm_writev,
+#     process_vm_readv, migrate_pages, move_pages, sched_setscheduler,
+#     setpriority;
+#   - change privileges or other files' ownership and modes: setuid and the
+#     like, chown, chmod, unlink, rename.
+# (Linux system calls made through syscall(2) do not show here: numapin
+# uses syscall(2) for gettid only, see docs/security.md.)
+# Run by `make test-asan` (mk/hardening.mk) on build/libnumapin.so.
+set -euo pipefail
+
+[ $# -ge 1 ] || { echo "usage: $0 LIB..." >&2; exit 2; }
+
+denied='^(exit|_exit|_Exit|quick_exit|abort|__assert_fail|__assert_perror_fail|fork|vfork|clone|clone3|execve|execv|execvp|execvpe|execl|execlp|execle|fexecve|system|popen|posix_spawn|posix_spawnp|socket|socketpair|connect|bind|listen|accept|accept4|send|sendto|sendmsg|recv|recvfrom|recvmsg|getaddrinfo|gethostbyname|gethostbyname2|kill|tgkill|tkill|ptrace|process_vm_writev|process_vm_readv|migrate_pages|move_pages|sched_setscheduler|setpriority|setuid|seteuid|setreuid|setresuid|setgid|setegid|setregid|setresgid|chown|fchown|lchown|chmod|fchmod|fchmodat|unlink|unlinkat|rename|renameat|renameat2)$'
+
+status=0
+for lib in "$@"; do
+    if [ ! -f "$lib" ]; then
+        echo "check_imports: $lib: no such file" >&2
+        exit 1
+    fi
+    imports=$(nm -D --undefined-only "$lib" | awk '{ sub(/@.*/, "", $2); print $2 }' | LC_ALL=C sort -u)
+    bad=$(printf '%s\n' "$imports" | grep -E "$denied" || true)
+    if [ -n "$bad" ]; then
+        echo "check_imports: FAIL: $lib imports $(echo $bad | tr '\n' ' ')"
+        status=1
+    else
+        echo "check_imports: $lib: $(printf '%s\n' "$imports" | wc -l) imports, none that exits, aborts, runs a program, uses the network or acts on another process"
+    fi
+done
+exit $status
