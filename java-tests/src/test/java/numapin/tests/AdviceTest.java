@@ -3,16 +3,13 @@ package numapin.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -88,50 +85,20 @@ class AdviceTest {
 
     /** The probe under a command prefix (numactl, taskset): ChildJvm has no prefix. */
     private static ChildResult runUnder(List<String> prefix, String options, String... steps) {
-        Path dir = RunLogs.newRunDir();
-        try {
-            Path work = Files.createDirectories(dir.resolve("cwd"));
-            List<String> cmd = new ArrayList<>(prefix);
-            cmd.add(ChildJvm.java());
-            cmd.add("-agentpath:" + ChildJvm.agent() + "=" + options);
-            cmd.addAll(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx64m",
-                    "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",
-                    "-cp", ChildJvm.probeClassPath(), "numapin.probe.Probe"));
-            cmd.addAll(List.of(steps));
-            ProcessBuilder pb = new ProcessBuilder(cmd);
-            pb.directory(work.toFile());
-            Map<String, String> env = new LinkedHashMap<>();
-            env.put("HWLOC_SYNTHETIC", ChildJvm.FAKE_TWO_NODES);
-            env.put("HWLOC_THISSYSTEM", "1");
-            for (String k : List.of("HWLOC_XMLFILE", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")) {
-                pb.environment().remove(k);
-            }
-            StringBuilder envText = new StringBuilder();
-            env.forEach((k, v) -> {
-                pb.environment().put(k, v);
-                envText.append(k).append('=').append(v).append('\n');
-            });
-            Path out = dir.resolve("stdout.txt");
-            Path err = dir.resolve("stderr.txt");
-            pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-            pb.redirectOutput(out.toFile());
-            pb.redirectError(err.toFile());
-            Files.writeString(dir.resolve("command.txt"), envText + ChildJvm.shellQuote(cmd) + "\n");
-            Process p = pb.start();
-            if (!p.waitFor(ChildJvm.TIME_LIMIT_S, TimeUnit.SECONDS)) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
-                p.waitFor(10, TimeUnit.SECONDS);
-                throw new AssertionError("child JVM did not end within " + ChildJvm.TIME_LIMIT_S + " s; logs in " + dir);
-            }
-            return new ChildResult(dir, work, p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
-                    Files.readString(err, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot run " + prefix + " (numactl and taskset installed?); logs in " + dir, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
+        List<String> cmd = new ArrayList<>(prefix);
+        cmd.add(ChildJvm.java());
+        cmd.add("-agentpath:" + ChildJvm.agent() + "=" + options);
+        cmd.addAll(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx64m",
+                "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",
+                "-cp", ChildJvm.probeClassPath(), "numapin.probe.Probe"));
+        cmd.addAll(List.of(steps));
+        Map<String, String> env = new LinkedHashMap<>();
+        for (String k : List.of("HWLOC_XMLFILE", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")) {
+            env.put(k, null);
         }
+        env.put("HWLOC_SYNTHETIC", ChildJvm.FAKE_TWO_NODES);
+        env.put("HWLOC_THISSYSTEM", "1");
+        return Launch.spawn(cmd, env, null).finish(ChildJvm.TIME_LIMIT_S);
     }
 
     private static final String MISALIGNED = "the JVM was started with CPUs";

@@ -2,16 +2,12 @@ package numapin.tests;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One child JVM, launched with numapin as an agent, with a time limit.
@@ -116,49 +112,14 @@ public final class ChildJvm {
     }
 
     ChildResult run() {
-        Path dir = RunLogs.newRunDir();
-        try {
-            Path work = Files.createDirectories(dir.resolve("cwd"));
-            List<String> cmd = new ArrayList<>();
-            cmd.add(java());
-            if (withAgent) {
-                cmd.add(agentArg());
-            }
-            cmd.addAll(jvmArgs);
-            cmd.addAll(mainArgs);
-            ProcessBuilder pb = new ProcessBuilder(cmd);
-            pb.directory(work.toFile());
-            StringBuilder envText = new StringBuilder();
-            env.forEach((k, v) -> {
-                if (v == null) {
-                    pb.environment().remove(k);
-                } else {
-                    pb.environment().put(k, v);
-                    envText.append(k).append('=').append(v).append('\n');
-                }
-            });
-            Path out = dir.resolve("stdout.txt");
-            Path err = dir.resolve("stderr.txt");
-            pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-            pb.redirectOutput(out.toFile());
-            pb.redirectError(err.toFile());
-            Files.writeString(dir.resolve("command.txt"), envText + shellQuote(cmd) + "\n");
-            Process p = pb.start();
-            if (!p.waitFor(TIME_LIMIT_S, TimeUnit.SECONDS)) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
-                p.waitFor(10, TimeUnit.SECONDS);
-                fail("child JVM did not end within " + TIME_LIMIT_S + " s; logs in " + dir);
-            }
-            return new ChildResult(dir, work, p.exitValue(),
-                    Files.readString(out, StandardCharsets.UTF_8),
-                    Files.readString(err, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot run a child JVM (logs in " + dir + ")", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java());
+        if (withAgent) {
+            cmd.add(agentArg());
         }
+        cmd.addAll(jvmArgs);
+        cmd.addAll(mainArgs);
+        return Launch.spawn(cmd, env, null).finish(TIME_LIMIT_S);
     }
 
     static String shellQuote(List<String> cmd) {

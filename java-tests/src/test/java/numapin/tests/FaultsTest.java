@@ -153,40 +153,9 @@ class FaultsTest {
                 }
                 cmd.addAll(jvmArgs);
                 cmd.addAll(mainArgs);
-                ProcessBuilder pb = new ProcessBuilder(cmd);
-                pb.directory(work.toFile());
-                StringBuilder envText = new StringBuilder();
-                env.forEach((k, v) -> {
-                    if (v == null) {
-                        pb.environment().remove(k);
-                    } else {
-                        pb.environment().put(k, v);
-                        envText.append(k).append('=').append(v).append('\n');
-                    }
-                });
-                Path out = dir.resolve("stdout.txt");
-                Path err = dir.resolve("stderr.txt");
-                pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-                pb.redirectOutput(out.toFile());
-                pb.redirectError(err.toFile());
-                Files.writeString(dir.resolve("command.txt"), envText + ChildJvm.shellQuote(cmd) + "\n");
-                Process p = pb.start();
-                if (!p.waitFor(limitS, TimeUnit.SECONDS)) {
-                    p.descendants().forEach(ProcessHandle::destroyForcibly);
-                    p.destroyForcibly();
-                    p.waitFor(10, TimeUnit.SECONDS);
-                    fail("child JVM did not end within " + limitS + " s (hung?); logs in " + dir);
-                }
-                // Not Files.readString: a child may print bytes that are not
-                // UTF-8 (an option string echoed raw); they show as U+FFFD.
-                return new ChildResult(dir, work, p.exitValue(),
-                        new String(Files.readAllBytes(out), StandardCharsets.UTF_8),
-                        new String(Files.readAllBytes(err), StandardCharsets.UTF_8));
+                return Launch.spawn(dir, work, cmd, env).finish(limitS);
             } catch (IOException e) {
                 throw new IllegalStateException("cannot run a child JVM (logs in " + dir + ")", e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
             }
         }
     }

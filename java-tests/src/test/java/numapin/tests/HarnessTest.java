@@ -20,7 +20,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -140,42 +139,7 @@ class HarnessTest {
         }
 
         ChildResult run() {
-            Path dir = RunLogs.newRunDir();
-            try {
-                Path work = cwd != null ? cwd : Files.createDirectories(dir.resolve("cwd"));
-                ProcessBuilder pb = new ProcessBuilder(cmd);
-                pb.directory(work.toFile());
-                StringBuilder envText = new StringBuilder();
-                env.forEach((k, v) -> {
-                    if (v == null) {
-                        pb.environment().remove(k);
-                    } else {
-                        pb.environment().put(k, v);
-                        envText.append(k).append('=').append(v).append('\n');
-                    }
-                });
-                Path out = dir.resolve("stdout.txt");
-                Path err = dir.resolve("stderr.txt");
-                pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-                pb.redirectOutput(out.toFile());
-                pb.redirectError(err.toFile());
-                Files.writeString(dir.resolve("command.txt"), "cd " + work + "\n" + envText
-                        + ChildJvm.shellQuote(cmd) + "\n");
-                Process p = pb.start();
-                if (!p.waitFor(TIME_LIMIT_S, TimeUnit.SECONDS)) {
-                    p.descendants().forEach(ProcessHandle::destroyForcibly);
-                    p.destroyForcibly();
-                    p.waitFor(10, TimeUnit.SECONDS);
-                    fail("process did not end within " + TIME_LIMIT_S + " s; logs in " + dir);
-                }
-                return new ChildResult(dir, work, p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
-                        Files.readString(err, StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                throw new IllegalStateException("cannot run " + cmd + " (logs in " + dir + ")", e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
+            return Launch.spawn(cmd, env, cwd).finish(TIME_LIMIT_S);
         }
     }
 

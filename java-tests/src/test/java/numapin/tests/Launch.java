@@ -112,10 +112,28 @@ final class Launch {
 
     /** Starts it in the background. */
     Running start() {
+        return spawn(command(), env, null);
+    }
+
+    /**
+     * Starts a command in the background, in a new run directory of
+     * {@link RunLogs} (command, environment, stdout and stderr kept there), in
+     * {@code cwd} or the run directory's cwd/, with {@code env} laid over the
+     * inherited environment (a null value removes the variable) and stdin
+     * from /dev/null. The one way every test here starts a process.
+     */
+    static Running spawn(List<String> cmd, Map<String, String> env, Path cwd) {
         Path dir = RunLogs.newRunDir();
         try {
-            Path work = Files.createDirectories(dir.resolve("cwd"));
-            List<String> cmd = command();
+            return spawn(dir, cwd != null ? cwd : Files.createDirectories(dir.resolve("cwd")), cmd, env);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot run " + cmd + " (logs in " + dir + ")", e);
+        }
+    }
+
+    /** The same in a run directory and working directory made by the caller. */
+    static Running spawn(Path dir, Path work, List<String> cmd, Map<String, String> env) {
+        try {
             ProcessBuilder pb = new ProcessBuilder(cmd);
             pb.directory(work.toFile());
             StringBuilder envText = new StringBuilder();
@@ -132,10 +150,11 @@ final class Launch {
             pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             pb.redirectOutput(out.toFile());
             pb.redirectError(err.toFile());
-            Files.writeString(dir.resolve("command.txt"), envText + ChildJvm.shellQuote(cmd) + "\n");
+            Files.writeString(dir.resolve("command.txt"),
+                    "cd " + work + "\n" + envText + ChildJvm.shellQuote(cmd) + "\n");
             return new Running(pb.start(), dir, work, out, err);
         } catch (IOException e) {
-            throw new IllegalStateException("cannot run a child JVM (logs in " + dir + ")", e);
+            throw new IllegalStateException("cannot run " + cmd + " (logs in " + dir + ")", e);
         }
     }
 
@@ -199,13 +218,23 @@ final class Launch {
 
         /** Waits for the end (ChildJvm's time limit) and reads what it wrote. */
         ChildResult finish() {
+            return finish(ChildJvm.TIME_LIMIT_S);
+        }
+
+        /**
+         * Waits up to limitS for the end, else kills it and fails; then reads
+         * what it wrote (bytes that are not UTF-8, such as an option string
+         * echoed raw, show as U+FFFD).
+         */
+        ChildResult finish(long limitS) {
             try {
-                if (!process.waitFor(ChildJvm.TIME_LIMIT_S, TimeUnit.SECONDS)) {
+                if (!process.waitFor(limitS, TimeUnit.SECONDS)) {
                     kill();
-                    fail("child JVM did not end within " + ChildJvm.TIME_LIMIT_S + " s; logs in " + dir);
+                    fail("child did not end within " + limitS + " s; logs in " + dir);
                 }
-                return new ChildResult(dir, work, process.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
-                        Files.readString(err, StandardCharsets.UTF_8));
+                return new ChildResult(dir, work, process.exitValue(),
+                        new String(Files.readAllBytes(out), StandardCharsets.UTF_8),
+                        new String(Files.readAllBytes(err), StandardCharsets.UTF_8));
             } catch (IOException e) {
                 throw new IllegalStateException(e);
             } catch (InterruptedException e) {
