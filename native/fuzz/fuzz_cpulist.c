@@ -53,6 +53,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static void mem_nodes(int mode, const char *list)
 {
+    /* A comma ends the option: what follows is another option, not part of
+     * the list (mem=preferred:0,help is two valid options). */
+    if (strchr(list, ',') != NULL)
+        return;
     size_t len = strlen(list) + 32;
     char *opt = malloc(len);
     if (opt == NULL)
