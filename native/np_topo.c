@@ -74,13 +74,19 @@ static int tier_rank(hwloc_obj_t node)
     return 2;
 }
 
-/* The object a NUMA node is attached to, past any memory-side caches. */
-static hwloc_obj_t attached_to(hwloc_obj_t node)
+/* The best-ranked NUMA node among the memory children of `o`, looking
+ * through memory-side caches; `best` so far, or NULL. */
+static hwloc_obj_t best_attached(hwloc_obj_t o, hwloc_obj_t best)
 {
-    hwloc_obj_t p = node->parent;
-    while (p != NULL && p->type == HWLOC_OBJ_MEMCACHE)
-        p = p->parent;
-    return p;
+    for (hwloc_obj_t m = o->memory_first_child; m != NULL; m = m->next_sibling) {
+        if (m->type == HWLOC_OBJ_NUMANODE) {
+            if (best == NULL || tier_rank(m) < tier_rank(best))
+                best = m;
+        } else {
+            best = best_attached(m, best); /* a MemCache above nodes */
+        }
+    }
+    return best;
 }
 
 /* A CPU's home node: of the nodes attached to its nearest ancestor that has
@@ -88,14 +94,10 @@ static hwloc_obj_t attached_to(hwloc_obj_t node)
  * node the cpuset of what it is attached to, so a CPU-less memory tier
  * (HBM, NVM, CXL) attached beside a DRAM node seems to have the same CPUs;
  * the kernel lists those CPUs under the DRAM node only, and so do we. */
-static hwloc_obj_t home_of(hwloc_topology_t topo, hwloc_obj_t pu)
+static hwloc_obj_t home_of(hwloc_obj_t pu)
 {
     for (hwloc_obj_t a = pu->parent; a != NULL; a = a->parent) {
-        hwloc_obj_t best = NULL;
-        hwloc_obj_t n = NULL;
-        while ((n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n)) != NULL)
-            if (attached_to(n) == a && (best == NULL || tier_rank(n) < tier_rank(best)))
-                best = n;
+        hwloc_obj_t best = a->memory_arity > 0 ? best_attached(a, NULL) : NULL;
         if (best != NULL)
             return best;
     }
@@ -148,7 +150,7 @@ static int find_homes(struct np_topo *t)
     while ((pu = hwloc_get_next_obj_by_type(t->topology, HWLOC_OBJ_PU, pu)) != NULL) {
         if (!hwloc_bitmap_isset(t->allowed, pu->os_index))
             continue;
-        hwloc_obj_t home = home_of(t->topology, pu);
+        hwloc_obj_t home = home_of(pu);
         if (home == NULL)
             continue; /* no usable node near it: left out of the plan */
         hwloc_bitmap_t *c = &cpus[home->logical_index];
