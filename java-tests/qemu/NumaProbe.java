@@ -1,5 +1,4 @@
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -19,6 +18,7 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import numapin.tierbench.PageNodes;
 import sun.misc.Unsafe;
 
 /**
@@ -66,43 +66,15 @@ public final class NumaProbe {
     // ---- small helpers over /proc and /sys -------------------------------
 
     static String read(String path) throws IOException {
-        return new String(Files.readAllBytes(Paths.get(path)), StandardCharsets.US_ASCII);
+        return PageNodes.read(path);
     }
 
     static BitSet parseList(String s) {
-        BitSet b = new BitSet();
-        s = s.trim();
-        if (s.isEmpty()) {
-            return b;
-        }
-        for (String part : s.split(",")) {
-            int dash = part.indexOf('-');
-            if (dash < 0) {
-                b.set(Integer.parseInt(part.trim()));
-            } else {
-                int lo = Integer.parseInt(part.substring(0, dash).trim());
-                int hi = Integer.parseInt(part.substring(dash + 1).trim());
-                b.set(lo, hi + 1);
-            }
-        }
-        return b;
+        return PageNodes.parseList(s);
     }
 
     static String formatList(BitSet b) {
-        StringBuilder sb = new StringBuilder();
-        int i = b.nextSetBit(0);
-        while (i >= 0) {
-            int j = b.nextClearBit(i) - 1;
-            if (sb.length() > 0) {
-                sb.append(',');
-            }
-            sb.append(i);
-            if (j > i) {
-                sb.append('-').append(j);
-            }
-            i = b.nextSetBit(j + 1);
-        }
-        return sb.toString();
+        return PageNodes.formatList(b);
     }
 
     /** Value of a "Key:\tvalue" line of a /proc status file. */
@@ -130,67 +102,21 @@ public final class NumaProbe {
     }
 
     // ---- NUMA topology of the (emulated) machine -------------------------
+    // The page counting is shared with TierBench --locality: numapin.tierbench.PageNodes.
 
-    static final TreeMap<Integer, BitSet> nodeCpus = new TreeMap<>();
-    static final Map<Long, Integer> blockNode = new HashMap<>();
-    static long blockBytes;
+    static PageNodes topo;
 
     static void loadTopology() throws IOException {
-        blockBytes = Long.parseLong(read("/sys/devices/system/memory/block_size_bytes").trim(), 16);
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(
-                Paths.get("/sys/devices/system/node"), "node[0-9]*")) {
-            for (Path node : ds) {
-                int n = Integer.parseInt(node.getFileName().toString().substring(4));
-                nodeCpus.put(n, parseList(read(node + "/cpulist")));
-                try (DirectoryStream<Path> mem = Files.newDirectoryStream(node, "memory[0-9]*")) {
-                    for (Path m : mem) {
-                        long block = Long.parseLong(m.getFileName().toString().substring(6));
-                        blockNode.put(block, n);
-                    }
-                }
-            }
-        }
+        topo = PageNodes.load();
     }
 
     static int nodeOfCpu(int cpu) {
-        for (Map.Entry<Integer, BitSet> e : nodeCpus.entrySet()) {
-            if (e.getValue().get(cpu)) {
-                return e.getKey();
-            }
-        }
-        return -1;
+        return topo.nodeOfCpu(cpu);
     }
 
-    /**
-     * Node of every page of [addr, addr+len) from /proc/self/pagemap (PFN,
-     * visible to root) and the memory blocks under /sys/devices/system/node.
-     * Key -1 counts pages not present, -2 pages whose block has no node.
-     */
+    /** Node of every page of [addr, addr+len): see PageNodes.count. */
     static TreeMap<Integer, Integer> pageNodes(long addr, long len) throws IOException {
-        TreeMap<Integer, Integer> hist = new TreeMap<>();
-        long first = addr / PAGE;
-        int n = (int) ((addr + len + PAGE - 1) / PAGE - first);
-        byte[] buf = new byte[n * 8];
-        try (RandomAccessFile f = new RandomAccessFile("/proc/self/pagemap", "r")) {
-            f.seek(first * 8);
-            f.readFully(buf);
-        }
-        for (int i = 0; i < n; i++) {
-            long e = 0;
-            for (int b = 7; b >= 0; b--) {
-                e = (e << 8) | (buf[i * 8 + b] & 0xff);
-            }
-            int node;
-            if ((e & (1L << 63)) == 0) {
-                node = -1;
-            } else {
-                long pfn = e & ((1L << 55) - 1);
-                Integer nd = blockNode.get(pfn * PAGE / blockBytes);
-                node = nd == null ? -2 : nd;
-            }
-            hist.merge(node, 1, Integer::sum);
-        }
-        return hist;
+        return topo.count(addr, len);
     }
 
     /** Policy column of the numa_maps line of the mapping holding addr. */
@@ -332,8 +258,8 @@ public final class NumaProbe {
 
         loadTopology();
         BitSet online = parseList(read("/sys/devices/system/cpu/online"));
-        out("machine nodes=" + formatList(toBits(nodeCpus.keySet())) + " cpus=" + formatList(online)
-                + " memory-block=" + blockBytes + " expect cpus=" + formatList(wantCpus)
+        out("machine nodes=" + formatList(toBits(topo.nodeCpus().keySet())) + " cpus=" + formatList(online)
+                + " memory-block=" + topo.blockBytes() + " expect cpus=" + formatList(wantCpus)
                 + " nodes=" + formatList(wantNodes) + " mem=" + mem);
 
         // Threads that must not be placed: main, a plain thread, a thread a worker starts.
@@ -542,15 +468,7 @@ public final class NumaProbe {
     }
 
     static String histString(TreeMap<Integer, Integer> h) {
-        StringBuilder sb = new StringBuilder();
-        for (Map.Entry<Integer, Integer> e : h.entrySet()) {
-            if (sb.length() > 0) {
-                sb.append(',');
-            }
-            String k = e.getKey() == -1 ? "absent" : e.getKey() == -2 ? "unknown" : "N" + e.getKey();
-            sb.append(k).append('=').append(e.getValue());
-        }
-        return sb.toString();
+        return PageNodes.histString(h);
     }
 
     static String[] plainFacts() throws IOException {

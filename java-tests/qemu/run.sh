@@ -43,8 +43,8 @@ n3_smp="6,sockets=1,cores=6,threads=1"
 n3_nodes="0-1 2-3 4-5"
 n3_mem_mb=1024
 n3_dist="0,1,21 1,2,21 0,2,31"
-n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline"
-n3_timeout=240
+n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline n3-multijvm"
+n3_timeout=360
 
 START=$(date +%s)
 log() { echo "qemu-numa: $*"; }
@@ -110,7 +110,7 @@ fetch_deb() {
     rm -rf "$tmp"
 }
 
-need_pkgs qemu-system-x86 cpio xz-utils hwloc-nox
+need_pkgs qemu-system-x86 cpio xz-utils hwloc-nox libhdrhistogram-java
 
 # ---- kernel: Debian's current one, unpacked to an uncompressed vmlinux ------
 
@@ -184,9 +184,14 @@ fi
 
 # ---- test programs ----------------------------------------------------------
 
+# The probes, and TierBench (the workload of n3-multijvm): NumaProbe counts
+# pages per node with TierBench's numapin.tierbench.PageNodes.
+HDR=/usr/share/java/hdrhistogram.jar
+[ -f "$HDR" ] || die "$HDR is missing (libhdrhistogram-java)"
 rm -rf "$B/classes"
 mkdir -p "$B/classes"
-"$JDK/bin/javac" --release 17 -d "$B/classes" "$HERE"/*.java >"$B/javac.log" 2>&1 ||
+"$JDK/bin/javac" --release 17 -cp "$HDR" -d "$B/classes" "$HERE"/*.java \
+    "$ROOT"/java-tests/tierbench/src/numapin/tierbench/*.java >"$B/javac.log" 2>&1 ||
     { cat "$B/javac.log"; die "javac failed"; }
 
 # ---- the agent and the tool -------------------------------------------------
@@ -207,7 +212,8 @@ chmod 755 "$R/init"
 cp -a "$B/jdk" "$R/jdk"
 cp "$AGENT" "$R/numapin/libnumapin.so"
 cp "$CLI" "$R/numapin/numapin"
-cp "$B"/classes/*.class "$R/tests/"
+cp -r "$B"/classes/. "$R/tests/"
+cp "$HDR" "$R/tests/hdrhistogram.jar"
 cp /usr/bin/lstopo-no-graphics "$R/usr/bin/"
 
 # Shared libraries of every ELF file in the guest, at the paths the host's

@@ -468,3 +468,136 @@ scenario_n3_cpu_offline() {
     has_line $tag warning "reads back cpus=4 mem=preferred:2, not the planned cpus=4-5 mem=preferred:2"
     verdict
 }
+
+# ---- the MultiJVM experiment (issue 6) -----------------------------------------
+
+# kv LINE KEY: the value of KEY=... in a "key=value ..." line
+kv() {
+    echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
+}
+
+# at_least_99 PAGES TOTAL: PAGES is at least 99% of TOTAL (and TOTAL > 0)
+at_least_99() {
+    [ "${2:-0}" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * 99)) ]
+}
+
+MJ_RATE=4 # requests a second per node's worth of group
+# TierBench as `numapin groups --groups N` with threads=Tier* and the default
+# mem= (preferred). Same total work for N=3 and N=2: 2,1,1 tier threads and
+# MJ_RATE requests/s per node; the group spanning nodes 0-1 gets twice both.
+# Each group's output (agent log included) is /tmp/mjN/group-G.log.
+multijvm_run() {
+    n=$1
+    cat >/tmp/mj-tb.sh <<EOT
+#!/bin/sh
+# group groups
+if [ "\$2" = 2 ] && [ "\$1" = 0 ]; then tt=4,2,2 rate=$((2 * MJ_RATE)); else tt=2,1,1 rate=$MJ_RATE; fi
+echo "tierbench group=\$1 groups=\$2 tier_threads=\$tt rate=\$rate"
+exec /jdk/bin/java -Xint -XX:+UseSerialGC -Xms32m -Xmx64m -XX:-UsePerfData \\
+    -cp /tests:/tests/hdrhistogram.jar numapin.tierbench.TierBench --duration-s 8 --steps 4 \\
+    --calibrate-ms 500 --max-rate \$rate --working-set-mb 16 --accesses 200 --tier-threads \$tt --locality
+EOT
+    rm -rf "/tmp/mj$n"
+    echo "--- numapin groups --groups $n --options 'threads=Tier*' -- TierBench"
+    timeout 150 $CLI groups --groups "$n" --options 'threads=Tier*' --logs "/tmp/mj$n" -- \
+        sh /tmp/mj-tb.sh '{group}' "$n" >"/tmp/mj$n.table" 2>&1
+    rc=$?
+    cat "/tmp/mj$n.table"
+    g=0
+    while [ $g -lt "$n" ]; do
+        echo "--- groups=$n group $g: output and agent log"
+        cat "/tmp/mj$n/group-$g.log" 2>/dev/null || echo "(no log)"
+        g=$((g + 1))
+    done
+    same "numapin groups --groups $n: exit" "$rc" 0
+}
+
+# mj_row N G: checks group G of run N and prints one row of the table;
+# sets share, nodes_share, by_node, total, nodes
+mj_row() {
+    log=/tmp/mj$1/group-$2.log
+    loc=$(grep '^locality ' "$log" 2>/dev/null | tail -1)
+    res=$(grep '^result ' "$log" 2>/dev/null | tail -1)
+    [ -n "$loc" ] || fail "groups=$1 group $2: no locality line"
+    [ -n "$res" ] || fail "groups=$1 group $2: no result line"
+    grep -q '\]\[error\]\[numapin\]' "$log" 2>/dev/null && fail "groups=$1 group $2: agent logged an error"
+    mem=$(grep '\]\[info\]\[numapin\] placed "Tier' "$log" 2>/dev/null | sed -n 's/.* mem=\([^ ]*\).*/\1/p' | sort -u | tr '\n' ' ')
+    nplaced=$(grep -c '\]\[info\]\[numapin\] placed "Tier' "$log" 2>/dev/null)
+    nodes=$(kv "$loc" nodes)
+    total=$(kv "$loc" total_pages)
+    own=$(kv "$loc" own_node_pages)
+    share=$(kv "$loc" share)
+    onn=$(kv "$loc" nodes_pages)
+    nodes_share=$(kv "$loc" nodes_share)
+    by_node=$(kv "$loc" by_node)
+    printf 'mj: %-6s %-5s %-5s %-7s %-6s %-10s %-11s %-22s %-7s %-10s %-8s %-11s %s\n' "$1" "$2" "$nodes" \
+        "$(sed -n 's/^tierbench .*tier_threads=\([^ ]*\).*/\1/p' "$log")" \
+        "$(sed -n 's/^tierbench .*rate=\([^ ]*\).*/\1/p' "$log")" "$share" "$nodes_share" "$by_node" \
+        "$(kv "$res" throughput)" "$(kv "$res" p99_ms)" "$(kv "$res" sla10)" "$(kv "$res" sla_geomean)" \
+        "${nplaced:-0} placed mem=$mem"
+}
+
+mj_header() {
+    printf 'mj: %-6s %-5s %-5s %-7s %-6s %-10s %-11s %-22s %-7s %-10s %-8s %-11s %s\n' groups group nodes \
+        tiers rate own_share nodes_share pages_by_node thruput p99_ms sla10 sla_geomean numapin
+}
+
+# 3 groups (one per node) against 2 groups (group 0 over nodes 0-1): where
+# the tier threads' first-touched scratch pages land, and the SLA metric.
+# Only page locality is asserted: emulation has uniform memory latency, so
+# throughput and latency are printed, not judged.
+scenario_n3_multijvm() {
+    multijvm_run 3
+    multijvm_run 2
+    echo "--- the experiment (own_share: pages on the group's first node; nodes_share: on any of its nodes)"
+    mj_header
+    min3=
+    for g in 0 1 2; do
+        mj_row 3 $g
+        same "groups=3 group $g: nodes" "$nodes" "$g"
+        if at_least_99 "${own:-0}" "${total:-0}"; then
+            ok "groups=3 group $g: $own/$total scratch pages on node $g (>= 99%)"
+        else
+            fail "groups=3 group $g: ${own:-?}/${total:-?} scratch pages on node $g (< 99%): $by_node"
+        fi
+        echo "$mem" | grep -q "^preferred:$g \$" || fail "groups=3 group $g: placements not mem=preferred:$g: $mem"
+        [ -z "$min3" ] || [ "$(awk -v a="$share" -v b="$min3" 'BEGIN {print (a < b)}')" = 1 ] && min3=$share
+    done
+    mj_row 2 0
+    same "groups=2 group 0: nodes" "$nodes" "0-1"
+    echo "$mem" | grep -q '^preferred:0-1 $' && ok "groups=2 group 0: placements read mem=preferred:0-1 (MPOL_PREFERRED_MANY)" ||
+        echo "note: groups=2 group 0 placements read mem=$mem"
+    if at_least_99 "${onn:-0}" "${total:-0}"; then
+        ok "groups=2 group 0: $onn/$total scratch pages on nodes 0-1 (>= 99%)"
+    else
+        fail "groups=2 group 0: ${onn:-?}/${total:-?} scratch pages on nodes 0-1 (< 99%): $by_node"
+    fi
+    # not all on one node: the largest single-node count is below the total
+    most=$(echo "$by_node" | tr ',' '\n' | sed -n 's/^N[0-9]*=//p' | sort -n | tail -1)
+    if [ -n "$most" ] && [ "${total:-0}" -gt 0 ] && [ "$most" -lt "$total" ]; then
+        ok "groups=2 group 0: pages on more than one node ($by_node)"
+    else
+        fail "groups=2 group 0: all pages on one node ($by_node)"
+    fi
+    if [ -n "$share" ] && [ -n "$min3" ] && [ "$(awk -v a="$share" -v b="$min3" 'BEGIN {print (a < b)}')" = 1 ]; then
+        ok "groups=2 group 0: share on its first node $share < lowest own-node share with 3 groups $min3"
+    else
+        fail "groups=2 group 0: share on its first node ${share:-?} is not below ${min3:-?} (3 groups)"
+    fi
+    has_warning_in /tmp/mj2/group-0.log "group 0 spans nodes 0-1"
+    mj_row 2 1
+    same "groups=2 group 1: nodes" "$nodes" "2"
+    if at_least_99 "${own:-0}" "${total:-0}"; then
+        ok "groups=2 group 1: $own/$total scratch pages on node 2 (>= 99%)"
+    else
+        fail "groups=2 group 1: ${own:-?}/${total:-?} scratch pages on node 2 (< 99%): $by_node"
+    fi
+    echo "--- merged tables (numapin groups)"
+    cat /tmp/mj3.table /tmp/mj2.table
+    verdict
+}
+
+has_warning_in() { # has_warning_in LOG TEXT
+    w=$(grep '\]\[warning\]\[numapin\]' "$1" 2>/dev/null | grep -i "$2" | head -1)
+    if [ -n "$w" ]; then ok "warning logged: ${w#*numapin\] }"; else fail "no warning matching '$2' in $1"; fi
+}

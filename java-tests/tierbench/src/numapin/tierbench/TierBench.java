@@ -1,9 +1,12 @@
 package numapin.tierbench;
 
 import java.io.IOException;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -40,6 +43,12 @@ import org.HdrHistogram.Recorder;
  *
  * <p>Output: a step table, where every tier thread ran, and one machine-readable
  * line: {@code result throughput=... p50_ms=... sla_geomean=...}.
+ *
+ * <p>With {@code --locality}, each tier thread also allocates a private
+ * off-heap scratch buffer the first time it works, and is the first to touch
+ * every page of it. At the end one more line tells on which NUMA nodes the
+ * kernel put those pages (read through /proc/self/pagemap, so only as root):
+ * {@code locality nodes=... first_node=... total_pages=... own_node_pages=... share=...}.
  */
 public final class TierBench {
     static final int[] SLA_MS = {10, 25, 50, 75, 100};
@@ -49,6 +58,10 @@ public final class TierBench {
     final ForkJoinPool[] tiers = new ForkJoinPool[3];
     /** Where each tier thread ran: name -> "tid=... cpus=...". */
     final Map<String, String> placement = new ConcurrentHashMap<>();
+    /** With --locality: tier thread name -> page-aligned address of its scratch buffer. */
+    final Map<String, Long> scratch = new ConcurrentHashMap<>();
+    /** Bytes of each tier thread's scratch buffer (--locality). */
+    static final long SCRATCH_BYTES = 1L << 20;
 
     TierBench(Config cfg) {
         this.cfg = cfg;
@@ -94,6 +107,75 @@ public final class TierBench {
             return;
         }
         placement.put(name, describeSelf());
+        if (cfg.locality) {
+            scratch.put(name, firstTouchScratch());
+        }
+    }
+
+    /**
+     * A fresh off-heap buffer of SCRATCH_BYTES (page-aligned start), every
+     * page written once by this thread, so that the kernel places each page
+     * when this thread first touches it. It is never freed. Unsafe through
+     * reflection: javac cannot silence its warning for a direct use.
+     */
+    static long firstTouchScratch() {
+        try {
+            Class<?> uc = Class.forName("sun.misc.Unsafe");
+            Field f = uc.getDeclaredField("theUnsafe");
+            f.setAccessible(true);
+            Object u = f.get(null);
+            Method alloc = uc.getMethod("allocateMemory", long.class);
+            Method put = uc.getMethod("putByte", long.class, byte.class);
+            long page = PageNodes.PAGE;
+            long addr = (Long) alloc.invoke(u, SCRATCH_BYTES + page);
+            long start = (addr + page - 1) & ~(page - 1);
+            for (long p = start; p < start + SCRATCH_BYTES; p += page) {
+                put.invoke(u, p, (byte) 1);
+            }
+            return start;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException("--locality: cannot allocate a scratch buffer: " + e, e);
+        }
+    }
+
+    /**
+     * The locality line: the nodes of the CPUs the tier threads were allowed
+     * (the group's nodes), and how many of their scratch pages the kernel put
+     * on the first of those nodes and on any of them.
+     */
+    String localityLine() {
+        try {
+            PageNodes pn = PageNodes.load();
+            BitSet cpus = new BitSet();
+            for (Map.Entry<String, Long> e : scratch.entrySet()) {
+                String d = placement.getOrDefault(e.getKey(), "");
+                int at = d.indexOf("cpus=");
+                if (at >= 0 && !d.startsWith("?", at + 5)) {
+                    cpus.or(PageNodes.parseList(d.substring(at + 5)));
+                }
+            }
+            BitSet nodes = pn.nodesOfCpus(cpus);
+            int first = nodes.nextSetBit(0);
+            TreeMap<Integer, Integer> hist = new TreeMap<>();
+            for (long start : scratch.values()) {
+                for (Map.Entry<Integer, Integer> e : pn.count(start, SCRATCH_BYTES).entrySet()) {
+                    hist.merge(e.getKey(), e.getValue(), Integer::sum);
+                }
+            }
+            long total = (long) scratch.size() * (SCRATCH_BYTES / PageNodes.PAGE);
+            long own = first >= 0 ? hist.getOrDefault(first, 0) : 0;
+            long onNodes = 0;
+            for (int n = nodes.nextSetBit(0); n >= 0; n = nodes.nextSetBit(n + 1)) {
+                onNodes += hist.getOrDefault(n, 0);
+            }
+            return String.format(Locale.ROOT, "locality nodes=%s first_node=%d threads=%d total_pages=%d"
+                    + " own_node_pages=%d share=%.4f nodes_pages=%d nodes_share=%.4f by_node=%s",
+                    nodes.isEmpty() ? "?" : PageNodes.formatList(nodes), first, scratch.size(), total,
+                    own, total == 0 ? 0.0 : (double) own / total, onNodes,
+                    total == 0 ? 0.0 : (double) onNodes / total, PageNodes.histString(hist));
+        } catch (IOException | RuntimeException e) {
+            return "locality error=\"" + e + "\"";
+        }
     }
 
     static String describeSelf() {
@@ -244,6 +326,9 @@ public final class TierBench {
         }
         System.out.printf(Locale.ROOT, "result throughput=%.0f p50_ms=%.2f p99_ms=%.2f p999_ms=%.2f%s sla_geomean=%.0f%n",
                 best, ms(overall, 50), ms(overall, 99), ms(overall, 99.9), sla, geomean);
+        if (cfg.locality) {
+            System.out.println(localityLine());
+        }
     }
 
     static double ms(Histogram h, double percentile) {
@@ -258,6 +343,7 @@ public final class TierBench {
         int workingSetMb = 256;
         int accessesPerTier = 2_000;
         int[] tierThreads;
+        boolean locality;
 
         static Config parse(String[] args) {
             Config c = new Config();
@@ -271,6 +357,7 @@ public final class TierBench {
                     case "--max-rate": c.maxRate = Double.parseDouble(need(a, v)); i++; break;
                     case "--working-set-mb": c.workingSetMb = Integer.parseInt(need(a, v)); i++; break;
                     case "--accesses": c.accessesPerTier = Integer.parseInt(need(a, v)); i++; break;
+                    case "--locality": c.locality = true; break;
                     case "--tier-threads": {
                         String[] p = need(a, v).split(",");
                         if (p.length != 3) {
@@ -321,7 +408,7 @@ public final class TierBench {
     }
 
     static final String USAGE = "usage: TierBench [--duration-s S] [--steps N] [--calibrate-ms MS] [--max-rate R]\n"
-            + "                 [--working-set-mb MB] [--accesses N] [--tier-threads T1,T2,T3]";
+            + "                 [--working-set-mb MB] [--accesses N] [--tier-threads T1,T2,T3] [--locality]";
 
     public static void main(String[] args) throws Exception {
         Config cfg;
