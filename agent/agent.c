@@ -3,8 +3,8 @@
  * It turns JVMTI events into plain calls of native/np_agent.h:
  *  - ThreadStart runs on the new thread itself, before its run() method,
  *    so the calling thread is the one to place and gettid() is its OS id.
- *    It fires only for threads started after VMInit: GC and JIT threads,
- *    and threads started earlier, never reach us.
+ *    It fires for `main` and for threads started after VMInit: GC and JIT
+ *    threads, and the JVM's threads started earlier, never reach us.
  *  - ThreadEnd runs on the ending thread, and frees its core or hardware
  *    thread for the next one under cpus=core|pu.
  *  - VMInit reads the flags HotSpot settled on (UseNUMA, GC and compiler
