@@ -116,13 +116,15 @@ static hwloc_obj_t core_of_pu(const struct np_topo *t, unsigned os)
     return c ? c : pu;
 }
 
-/* Number of distinct cores holding the PUs of `set`. */
-static int count_cores(const struct np_topo *t, hwloc_const_bitmap_t set)
+/* Number of distinct cores holding the PUs of `set`, each PU's core found
+ * by `core_of`. */
+static int distinct_cores(const struct np_topo *t, hwloc_const_bitmap_t set,
+                          hwloc_obj_t (*core_of)(const struct np_topo *, unsigned))
 {
     hwloc_bitmap_t seen = hwloc_bitmap_alloc();
     int n = 0, i = -1;
     while ((i = hwloc_bitmap_next(set, i)) >= 0) {
-        hwloc_obj_t c = core_of_pu(t, (unsigned)i);
+        hwloc_obj_t c = core_of(t, (unsigned)i);
         /* Cores and PUs have separate logical index spaces. */
         unsigned key = c->logical_index * 2 + (c->type == HWLOC_OBJ_PU);
         if (!hwloc_bitmap_isset(seen, key)) {
@@ -132,6 +134,11 @@ static int count_cores(const struct np_topo *t, hwloc_const_bitmap_t set)
     }
     hwloc_bitmap_free(seen);
     return n;
+}
+
+static int count_cores(const struct np_topo *t, hwloc_const_bitmap_t set)
+{
+    return distinct_cores(t, set, core_of_pu);
 }
 
 static int node_index(const struct np_topo *t, unsigned os)
@@ -426,20 +433,10 @@ static hwloc_obj_t core_fast(const struct np_topo *t, unsigned os)
     return c ? c : pu;
 }
 
+/* count_cores through the PU index built for the plan being checked. */
 static int count_cores_fast(const struct np_topo *t, hwloc_const_bitmap_t set)
 {
-    hwloc_bitmap_t seen = hwloc_bitmap_alloc();
-    int n = 0, i = -1;
-    while ((i = hwloc_bitmap_next(set, i)) >= 0) {
-        hwloc_obj_t c = core_fast(t, (unsigned)i);
-        unsigned key = c->logical_index * 2 + (c->type == HWLOC_OBJ_PU);
-        if (!hwloc_bitmap_isset(seen, key)) {
-            hwloc_bitmap_set(seen, key);
-            n++;
-        }
-    }
-    hwloc_bitmap_free(seen);
-    return n;
+    return distinct_cores(t, set, core_fast);
 }
 
 static hwloc_bitmap_t placeable(const struct np_topo *t)
