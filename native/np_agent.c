@@ -417,6 +417,18 @@ static void skip(struct np_agent *a, const char *qname, pid_t tid)
     np_log(NP_LOG_DEBUG, "skipped %s tid=%d%s", qname, (int)tid, reset);
 }
 
+/* A thread's CPUs could not be set: it counts as failed, left as it was;
+ * the first such failure is a warning, the others debug lines. */
+static void bind_failed(struct np_agent *a, struct np_entry *e, const char *qname, pid_t tid,
+                        const char *want, int err)
+{
+    np_record_set(&a->record, e, NP_FAILED, err, 0, false);
+    np_log(np_once_level(&a->warned_cpu, NP_LOG_WARNING),
+           "cannot bind %s tid=%d to cpus=%s: %s (%s); threads that cannot be bound are left "
+           "as they were (repeats are logged at debug level)",
+           qname, (int)tid, want, strerror(err), errname(err));
+}
+
 void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
 {
     if (!a->active)
@@ -473,11 +485,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     np_actual_destroy(&got);
 
     if (r.cpu_errno != 0) {
-        np_record_set(&a->record, e, NP_FAILED, r.cpu_errno, 0, false);
-        np_log(np_once_level(&a->warned_cpu, NP_LOG_WARNING),
-               "cannot bind %s tid=%d to cpus=%s: %s (%s); threads that cannot be bound are left "
-               "as they were (repeats are logged at debug level)",
-               qname, (int)tid, want_cpus, strerror(r.cpu_errno), errname(r.cpu_errno));
+        bind_failed(a, e, qname, tid, want_cpus, r.cpu_errno);
         return;
     }
     np_record_set(&a->record, e, NP_PLACED, 0, r.mem_errno, r.mem_ok);
@@ -530,11 +538,7 @@ static void place_other(struct np_agent *a, struct np_entry *e, const char *qnam
         return;
     if (hwloc_set_proc_cpubind(a->topo.topology, tid, cpus, HWLOC_CPUBIND_THREAD) != 0) {
         int err = errno;
-        np_record_set(&a->record, e, NP_FAILED, err, 0, false);
-        np_log(np_once_level(&a->warned_cpu, NP_LOG_WARNING),
-               "cannot bind %s tid=%d to cpus=%s: %s (%s); threads that cannot be bound are left "
-               "as they were (repeats are logged at debug level)",
-               qname, (int)tid, want, strerror(err), errname(err));
+        bind_failed(a, e, qname, tid, want, err);
     } else {
         hwloc_get_proc_cpubind(a->topo.topology, tid, now, HWLOC_CPUBIND_THREAD);
         np_cpulist(got, sizeof got, now);
