@@ -7,7 +7,10 @@
 #    without it, the test compiles java-tests/tools/seccomp-deny.c itself);
 #  - `make bench-threads`: thread start+join throughput with and without
 #    the agent, a markdown section on stdout (java-tests/bench/run.sh);
-#    `make bench` appends the same section to docs/performance.md.
+#    `make bench` appends the same section to docs/performance.md.  Both
+#    build $(B)/bench/libjvmti_floor.so first (java-tests/bench/floor_agent.c,
+#    the "JVMTI floor": ThreadStart/ThreadEnd and GetThreadInfo, nothing
+#    else), which run.sh finds next to the agent or takes from --floor.
 
 $(B)/tools/seccomp-deny: java-tests/tools/seccomp-deny.c mk/lifecycle.mk
 	@mkdir -p $(dir $@)
@@ -15,6 +18,15 @@ $(B)/tools/seccomp-deny: java-tests/tools/seccomp-deny.c mk/lifecycle.mk
 
 test-java: $(B)/tools/seccomp-deny
 
+# Only Agent_OnLoad is exported (JNIEXPORT under -fvisibility=hidden).
+$(B)/bench/libjvmti_floor.so: java-tests/bench/floor_agent.c mk/lifecycle.mk
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -shared -fPIC -std=gnu11 -Wall -Wextra -fvisibility=hidden -Wl,-z,defs \
+	    -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $<
+
+bench: $(B)/bench/libjvmti_floor.so
+
 .PHONY: bench-threads
-bench-threads: all
-	bash java-tests/bench/run.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17)
+bench-threads: all $(B)/bench/libjvmti_floor.so
+	bash java-tests/bench/run.sh --agent $(abspath $(B)/libnumapin.so) \
+	    --floor $(abspath $(B)/bench/libjvmti_floor.so) --jdk $(JDK17)

@@ -10,11 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The record entry of the calling thread, so ThreadEnd (which runs on the
- * ending thread) finds it without a search. */
-static __thread struct np_entry *self_entry;
-static __thread struct np_agent *self_agent;
-
 static const char *errname(int e)
 {
     const char *n = strerrorname_np(e);
@@ -294,6 +289,21 @@ static enum np_status targets(struct np_agent *a)
     return NP_OK;
 }
 
+/* Phase 4: what placing a thread needs, done once: the CPU lists and the
+ * memory policy as the log shows them, the policy in the kernel's terms. */
+static bool prepare(struct np_agent *a, const struct np_target *t)
+{
+    if (hwloc_bitmap_list_asprintf(&a->place_cpus_str, a->place_cpus) < 0 ||
+        (a->slot_cpus_str = calloc((size_t)a->nslots, sizeof *a->slot_cpus_str)) == NULL ||
+        np_policy_init(&a->policy, t) != 0)
+        return false;
+    for (int s = 0; s < a->nslots; s++)
+        if (hwloc_bitmap_list_asprintf(&a->slot_cpus_str[s], a->slots[s]) < 0)
+            return false;
+    np_mem_target_str(a->mem_str, sizeof a->mem_str, t);
+    return true;
+}
+
 /* The start-up lines: the machine, the plan, and the plan's advice. */
 static void log_plan(struct np_agent *a, const struct np_target *t)
 {
@@ -354,6 +364,8 @@ static enum np_status start(struct np_agent *a, const char *options)
         a->opt.mem = NP_MEM_NONE;
     }
     t.mem = a->opt.mem;
+    if (!prepare(a, &t))
+        return runtime_failure(a, "cannot set up placement: out of memory");
     char err[1024];
     if (a->opt.strict && !a->opt.dryrun && probe(a, &t, err, sizeof err) != 0) {
         np_log_fatal("%s (strict: the JVM does not start)", err);
@@ -394,11 +406,19 @@ static bool is_placement(const struct np_agent *a, hwloc_const_bitmap_t cpus)
     return false;
 }
 
+/* A thread's name as the log shows it: quoted, and escaped. */
+static const char *quoted(char *buf, size_t len, const char *name)
+{
+    np_quote(buf, len, name);
+    return buf;
+}
+
 /* A thread that is not to be placed but was created by a placed one has
  * inherited its CPUs and memory policy: give it the start-up ones back.
  * A binding numapin did not make (the application's own) is left alone. */
-static void skip(struct np_agent *a, const char *qname, pid_t tid)
+static void skip(struct np_agent *a, const char *name, pid_t tid)
 {
+    char qname[512];
     const char *reset = "";
     struct np_actual now;
     if (!a->opt.dryrun && a->have_startup && np_actual_init(&now) == 0) {
@@ -410,23 +430,42 @@ static void skip(struct np_agent *a, const char *qname, pid_t tid)
                 np_log(np_once_level(&a->warned_reset, NP_LOG_WARNING),
                        "cannot put %s tid=%d back on the start-up CPUs it would have had but "
                        "for the placed thread that created it: %s (%s)",
-                       qname, (int)tid, strerror(errno), errname(errno));
+                       quoted(qname, sizeof qname, name), (int)tid, strerror(errno),
+                       errname(errno));
         }
         np_actual_destroy(&now);
     }
-    np_log(NP_LOG_DEBUG, "skipped %s tid=%d%s", qname, (int)tid, reset);
+    if (np_log_enabled(NP_LOG_DEBUG))
+        np_log(NP_LOG_DEBUG, "skipped %s tid=%d%s", quoted(qname, sizeof qname, name), (int)tid,
+               reset);
 }
 
 /* A thread's CPUs could not be set: it counts as failed, left as it was;
  * the first such failure is a warning, the others debug lines. */
-static void bind_failed(struct np_agent *a, struct np_entry *e, const char *qname, pid_t tid,
+static void bind_failed(struct np_agent *a, struct np_ref e, const char *name, pid_t tid,
                         const char *want, int err)
 {
+    char qname[512];
     np_record_set(&a->record, e, NP_FAILED, err, 0, false);
     np_log(np_once_level(&a->warned_cpu, NP_LOG_WARNING),
            "cannot bind %s tid=%d to cpus=%s: %s (%s); threads that cannot be bound are left "
            "as they were (repeats are logged at debug level)",
-           qname, (int)tid, want, strerror(err), errname(err));
+           quoted(qname, sizeof qname, name), (int)tid, want, strerror(err), errname(err));
+}
+
+/* The calling thread's CPUs and memory policy as the log shows them. */
+static void read_back(struct np_agent *a, char *cpus, size_t cpus_len, char *mem, size_t mem_len)
+{
+    struct np_actual now;
+    snprintf(cpus, cpus_len, "unknown");
+    snprintf(mem, mem_len, "unknown");
+    if (np_actual_init(&now) != 0)
+        return;
+    np_read_self(a->topo.topology, &now);
+    if (!hwloc_bitmap_iszero(now.cpus))
+        np_cpulist(cpus, cpus_len, now.cpus);
+    np_mem_actual_str(mem, mem_len, &now);
+    np_actual_destroy(&now);
 }
 
 void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
@@ -434,23 +473,21 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     if (!a->active)
         return;
     char qname[512];
-    np_quote(qname, sizeof qname, name);
     if (!np_options_match(&a->opt, name)) {
         np_record_add(&a->record, name, tid, NP_SKIPPED, false);
-        skip(a, qname, tid);
+        skip(a, name, tid);
         return;
     }
-    int live;
-    struct np_entry *e = np_record_add_live(&a->record, name, tid,
-                                            a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
-                                            a->opt.cpus != NP_CPUS_NODE, &live);
-    if (e == NULL) {
+    int live, slot;
+    struct np_ref e = np_record_add_live(&a->record, name, tid,
+                                         a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
+                                         a->opt.cpus != NP_CPUS_NODE, &live, &slot);
+    if (e.e == NULL) {
         np_log(np_once_level(&a->warned_oom, NP_LOG_WARNING),
-               "out of memory: %s tid=%d is not placed", qname, (int)tid);
+               "out of memory: %s tid=%d is not placed", quoted(qname, sizeof qname, name),
+               (int)tid);
         return;
     }
-    self_entry = e;
-    self_agent = a;
     int ncpus = hwloc_bitmap_weight(a->place_cpus);
     if (live > ncpus)
         np_log(np_once_level(&a->warned_oversubscribed, NP_LOG_WARNING),
@@ -458,76 +495,77 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
                "the pools to the group (new ForkJoinPool(%d), "
                "-Djava.util.concurrent.ForkJoinPool.common.parallelism=%d)",
                live, ncpus, ncpus, ncpus);
-    /* e->slot is written only by this thread, at add and on failure. */
-    hwloc_const_bitmap_t cpus = e->slot >= 0 ? a->slots[e->slot] : a->place_cpus;
-    struct np_target t = {cpus, a->mem_nodes, a->opt.mem};
-    char want_cpus[1024], want_mem[256];
-    np_cpulist(want_cpus, sizeof want_cpus, cpus);
-    np_mem_target_str(want_mem, sizeof want_mem, &t);
+    hwloc_const_bitmap_t cpus = slot >= 0 ? a->slots[slot] : a->place_cpus;
+    const char *want_cpus = slot >= 0 ? a->slot_cpus_str[slot] : a->place_cpus_str;
     if (a->opt.dryrun) {
-        np_log(NP_LOG_INFO, "would-place %s tid=%d group=%d node=%s cpus=%s mem=%s", qname,
-               (int)tid, a->opt.group, a->node_list, want_cpus, want_mem);
+        np_log(NP_LOG_INFO, "would-place %s tid=%d group=%d node=%s cpus=%s mem=%s",
+               quoted(qname, sizeof qname, name), (int)tid, a->opt.group, a->node_list,
+               want_cpus, a->mem_str);
         return;
     }
 
-    struct np_actual got;
-    if (np_actual_init(&got) != 0) {
-        np_record_set(&a->record, e, NP_FAILED, ENOMEM, 0, false);
-        np_log(np_once_level(&a->warned_oom, NP_LOG_WARNING),
-               "out of memory: %s tid=%d is not placed", qname, (int)tid);
-        return;
-    }
     struct np_bind_result r;
-    np_bind_self(a->topo.topology, &t, &r, &got);
-    char got_cpus[1024], got_mem[256];
-    np_cpulist(got_cpus, sizeof got_cpus, got.cpus);
-    np_mem_actual_str(got_mem, sizeof got_mem, &got);
-    np_actual_destroy(&got);
-
+    np_place_self(a->topo.topology, cpus, &a->policy, false, &r);
     if (r.cpu_errno != 0) {
-        bind_failed(a, e, qname, tid, want_cpus, r.cpu_errno);
+        bind_failed(a, e, name, tid, want_cpus, r.cpu_errno);
         return;
     }
     np_record_set(&a->record, e, NP_PLACED, 0, r.mem_errno, r.mem_ok);
+    bool verified = r.cpu_ok && r.mem_ok;
+    bool logged = np_log_enabled(NP_LOG_INFO);
+    /* What the thread reads back: the target when it verified, except
+     * the policy numapin was told to leave alone (mem=none). */
+    const char *got_cpus = want_cpus, *got_mem = a->mem_str;
+    char got_cpus_buf[1024], got_mem_buf[256];
+    if (!verified || (logged && a->policy.mode < 0)) {
+        read_back(a, got_cpus_buf, sizeof got_cpus_buf, got_mem_buf, sizeof got_mem_buf);
+        got_cpus = r.cpu_ok ? want_cpus : got_cpus_buf;
+        got_mem = got_mem_buf;
+    }
     if (r.mem_errno != 0)
         np_log(np_once_level(&a->warned_mem, NP_LOG_WARNING),
                "cannot set memory policy %s for %s tid=%d: %s (%s); placed threads keep their CPUs "
                "and their previous memory policy (repeats are logged at debug level)",
-               want_mem, qname, (int)tid, strerror(r.mem_errno), errname(r.mem_errno));
-    else if (!r.cpu_ok || !r.mem_ok)
+               a->mem_str, quoted(qname, sizeof qname, name), (int)tid, strerror(r.mem_errno),
+               errname(r.mem_errno));
+    else if (!verified)
         np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
                "%s tid=%d reads back cpus=%s mem=%s, not the planned cpus=%s mem=%s",
-               qname, (int)tid, got_cpus, got_mem, want_cpus, want_mem);
+               quoted(qname, sizeof qname, name), (int)tid, got_cpus, got_mem, want_cpus,
+               a->mem_str);
+    if (!logged)
+        return;
     char mem_error[64] = "";
     if (r.mem_errno != 0)
         snprintf(mem_error, sizeof mem_error, " mem_error=%s", errname(r.mem_errno));
-    np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=%s%s", qname, (int)tid,
-           a->opt.group, a->node_list, got_cpus, got_mem, mem_error);
+    np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=%s%s",
+           quoted(qname, sizeof qname, name), (int)tid, a->opt.group, a->node_list, got_cpus,
+           got_mem, mem_error);
 }
 
 void np_agent_thread_end(struct np_agent *a)
 {
     if (!a->active)
         return;
-    struct np_entry *e = self_agent == a ? self_entry : NULL;
-    if (e == NULL) /* placed from outside (attach, rescan), or never seen */
-        e = np_record_find_live(&a->record, gettid());
-    if (e != NULL)
+    /* By its id rather than a thread-local pointer: thread-local storage
+     * in a library loaded late is allocated for each new thread. */
+    struct np_ref e = np_record_find_live(&a->record, gettid());
+    if (e.e != NULL)
         np_record_end(&a->record, e);
-    self_entry = NULL;
-    self_agent = NULL;
 }
 
 /* Places another, running thread: CPUs only, since Linux sets a memory
  * policy only from the thread itself. */
-static void place_other(struct np_agent *a, struct np_entry *e, const char *qname, pid_t tid,
+static void place_other(struct np_agent *a, struct np_ref e, const char *name, pid_t tid,
                         const char *how)
 {
     struct np_entry copy;
-    np_record_copy(&a->record, e, &copy);
+    if (np_record_copy(&a->record, e, &copy) != 0)
+        return; /* the thread has ended since */
     hwloc_const_bitmap_t cpus = copy.slot >= 0 ? a->slots[copy.slot] : a->place_cpus;
-    char want[1024], got[1024];
-    np_cpulist(want, sizeof want, cpus);
+    const char *want = copy.slot >= 0 ? a->slot_cpus_str[copy.slot] : a->place_cpus_str;
+    char qname[512], got[1024];
+    quoted(qname, sizeof qname, name);
     if (a->opt.dryrun) {
         np_log(NP_LOG_INFO, "would-place %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s",
                qname, (int)tid, a->opt.group, a->node_list, want, how);
@@ -538,7 +576,7 @@ static void place_other(struct np_agent *a, struct np_entry *e, const char *qnam
         return;
     if (hwloc_set_proc_cpubind(a->topo.topology, tid, cpus, HWLOC_CPUBIND_THREAD) != 0) {
         int err = errno;
-        bind_failed(a, e, qname, tid, want, err);
+        bind_failed(a, e, name, tid, want, err);
     } else {
         hwloc_get_proc_cpubind(a->topo.topology, tid, now, HWLOC_CPUBIND_THREAD);
         np_cpulist(got, sizeof got, now);
@@ -569,20 +607,17 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, const char *
 {
     if (!a->active || tid <= 0 || !own_thread(tid))
         return;
-    struct np_entry *e = np_record_find_live(&a->record, tid);
+    struct np_ref e = np_record_find_live(&a->record, tid);
     bool match = np_options_match(&a->opt, name);
-    char qname[512];
-    if (e != NULL) {
+    enum np_outcome outcome = !match ? NP_SKIPPED : a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED;
+    if (e.e != NULL) {
         struct np_entry copy;
-        np_record_copy(&a->record, e, &copy);
-        /* Placed (or failed) already, or still not matching. */
-        if (copy.outcome != NP_SKIPPED || !match)
+        /* Ended since, placed (or failed) already, or still not matching. */
+        if (np_record_copy(&a->record, e, &copy) != 0 || copy.outcome != NP_SKIPPED || !match)
             return;
-        np_quote(qname, sizeof qname, name);
-        if (np_record_rename(&a->record, e, name, a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
-                             a->opt.cpus != NP_CPUS_NODE) != 0)
+        if (np_record_rename(&a->record, e, name, outcome, a->opt.cpus != NP_CPUS_NODE) != 0)
             return;
-        place_other(a, e, qname, tid, how);
+        place_other(a, e, name, tid, how);
         return;
     }
     /* A thread numapin never saw start: before VMInit, or before attach.
@@ -590,15 +625,16 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, const char *
      * reached its ThreadStart yet, or has passed its ThreadEnd. */
     if (strcmp(how, "rescan") == 0)
         return;
-    e = np_record_add(&a->record, name, tid,
-                      !match ? NP_SKIPPED : a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
-                      match && a->opt.cpus != NP_CPUS_NODE);
-    np_quote(qname, sizeof qname, name);
-    if (e != NULL && !match)
-        np_log(NP_LOG_DEBUG, "skipped %s tid=%d how=%s", qname, (int)tid, how);
-    if (e == NULL || !match)
+    e = np_record_add(&a->record, name, tid, outcome, match && a->opt.cpus != NP_CPUS_NODE);
+    if (e.e == NULL)
         return;
-    place_other(a, e, qname, tid, how);
+    if (!match) {
+        char qname[512];
+        np_log(NP_LOG_DEBUG, "skipped %s tid=%d how=%s", quoted(qname, sizeof qname, name),
+               (int)tid, how);
+        return;
+    }
+    place_other(a, e, name, tid, how);
 }
 
 void np_agent_summary(struct np_agent *a)
@@ -632,6 +668,11 @@ void np_agent_destroy(struct np_agent *a)
         return;
     if (a->record.slot_live != NULL)
         np_record_destroy(&a->record);
+    for (int s = 0; a->slot_cpus_str != NULL && s < a->nslots; s++)
+        free(a->slot_cpus_str[s]);
+    free(a->slot_cpus_str);
+    free(a->place_cpus_str);
+    np_policy_destroy(&a->policy);
     np_slots_free(a->slots, a->nslots > 0 ? a->nslots : 0);
     hwloc_bitmap_free(a->place_cpus);
     hwloc_bitmap_free(a->mem_nodes);

@@ -38,6 +38,13 @@ struct np_agent {
     hwloc_bitmap_t *slots;            /* placement slots, per opt.cpus */
     int nslots;
     char node_list[256];              /* this group's nodes, cpulist syntax */
+    /* Prepared once, so that placing a thread formats and converts
+     * nothing: the CPU lists as the log shows them, and the memory policy
+     * in the kernel's terms and as the log shows it. */
+    char *place_cpus_str;
+    char **slot_cpus_str;
+    struct np_policy policy;
+    char mem_str[256];
     /* The loading thread's CPU binding and memory policy: what threads
      * not placed should have, and the start-up binding to advise on. */
     struct np_actual startup;

@@ -42,10 +42,17 @@ struct mask {
 
 #define WORD_BITS (8 * sizeof(unsigned long))
 
+/* Words of a mask of n bits, with one to spare as the kernel may write a
+ * word past them. */
+static size_t mask_words(unsigned long n)
+{
+    return (n + WORD_BITS - 1) / WORD_BITS + 1;
+}
+
 static int mask_alloc(struct mask *m)
 {
     m->nbits = nbits;
-    m->bits = calloc((nbits + WORD_BITS - 1) / WORD_BITS + 1, sizeof *m->bits);
+    m->bits = calloc(mask_words(nbits), sizeof *m->bits);
     return m->bits != NULL ? 0 : -1;
 }
 
@@ -159,49 +166,133 @@ int np_read_self(hwloc_topology_t topo, struct np_actual *a)
     return rc;
 }
 
-static bool policy_matches(const struct np_target *t, const struct np_actual *a)
+int np_policy_init(struct np_policy *p, const struct np_target *t)
 {
-    int mode;
+    memset(p, 0, sizeof *p);
+    p->mode = -1;
+    if (t->mem == NP_MEM_NONE)
+        return 0;
     hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
-    if (nodes == NULL)
-        return false;
-    request(t, &mode, nodes);
-    bool ok;
-    if (mode == MPOL_LOCAL)
-        /* Kernels before 5.x report local allocation as an empty
-         * preferred policy. */
-        ok = a->mem_mode == MPOL_LOCAL ||
-             (a->mem_mode == MPOL_PREFERRED && hwloc_bitmap_iszero(a->mem_nodes));
-    else
-        ok = a->mem_mode == mode && hwloc_bitmap_isequal(a->mem_nodes, nodes);
+    if (nodes == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    request(t, &p->mode, nodes);
+    struct mask m = {NULL, 0};
+    int rc = 0;
+    if (np_bind_init() != 0) {
+        p->error = errno;
+    } else if (mask_alloc(&m) != 0) {
+        rc = -1;
+    } else if (mask_from(&m, nodes) != 0) {
+        p->error = errno;
+    }
+    p->mask = m.bits;
+    p->empty = hwloc_bitmap_iszero(nodes);
+    p->nbits = m.nbits;
     hwloc_bitmap_free(nodes);
-    return ok;
+    if (rc != 0)
+        errno = ENOMEM;
+    return rc;
+}
+
+void np_policy_destroy(struct np_policy *p)
+{
+    free(p->mask);
+    p->mask = NULL;
+}
+
+/* Node masks of the kernel's size fit here on the stack (4096 nodes). */
+#define STACK_WORDS 65
+
+/* Reads the calling thread's policy and compares it with p's: the mode
+ * exactly (mode flags numapin never sets make it differ) and the nodes.
+ * Returns 0 with *same set, or -1 with errno. */
+static int policy_is(const struct np_policy *p, bool *same)
+{
+    if (p->mask == NULL) {
+        errno = p->error != 0 ? p->error : ENOSYS;
+        return -1;
+    }
+    size_t nwords = mask_words(p->nbits);
+    unsigned long stack[STACK_WORDS], *bits = stack;
+    if (nwords > STACK_WORDS && (bits = malloc(nwords * sizeof *bits)) == NULL)
+        return -1;
+    memset(bits, 0, nwords * sizeof *bits);
+    int mode;
+    int rc = (int)get_mempolicy(&mode, bits, p->nbits + 1, NULL, 0);
+    if (rc == 0) {
+        bool empty = true;
+        for (size_t i = 0; i < nwords; i++)
+            empty = empty && bits[i] == 0;
+        if (p->mode == MPOL_LOCAL)
+            /* Kernels before 5.x report local allocation as an empty
+             * preferred policy. */
+            *same = mode == MPOL_LOCAL || (mode == MPOL_PREFERRED && empty);
+        else
+            *same = mode == p->mode && memcmp(bits, p->mask, nwords * sizeof *bits) == 0;
+    }
+    int e = errno;
+    if (bits != stack)
+        free(bits);
+    errno = e;
+    return rc;
+}
+
+int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus, const struct np_policy *p,
+                  bool force, struct np_bind_result *r)
+{
+    memset(r, 0, sizeof *r);
+    hwloc_bitmap_t now = hwloc_bitmap_alloc();
+    if (now == NULL) {
+        r->cpu_errno = ENOMEM;
+        return -1;
+    }
+    bool read = hwloc_get_cpubind(topo, now, HWLOC_CPUBIND_THREAD) == 0;
+    if (force || !read || !hwloc_bitmap_isequal(now, cpus)) {
+        if (hwloc_set_cpubind(topo, cpus, HWLOC_CPUBIND_THREAD) != 0)
+            r->cpu_errno = errno ? errno : EINVAL;
+        else
+            read = hwloc_get_cpubind(topo, now, HWLOC_CPUBIND_THREAD) == 0;
+    }
+    r->cpu_ok = r->cpu_errno == 0 && read && hwloc_bitmap_isequal(now, cpus);
+    hwloc_bitmap_free(now);
+    if (p->mode < 0) {
+        r->mem_ok = true;
+    } else if (r->cpu_errno == 0) {
+        /* A thread whose CPUs cannot be set is left exactly as it was. */
+        bool same = false;
+        read = policy_is(p, &same) == 0;
+        if (force || !read || !same) {
+            if (p->error != 0)
+                r->mem_errno = p->error;
+            else if (set_mempolicy(p->mode, p->empty ? NULL : p->mask, p->empty ? 0 : p->nbits + 1) != 0)
+                r->mem_errno = errno ? errno : EINVAL;
+            else
+                read = policy_is(p, &same) == 0;
+        }
+        r->mem_ok = r->mem_errno == 0 && read && same;
+    }
+    return r->cpu_ok && r->mem_ok ? 0 : -1;
 }
 
 int np_bind_self(hwloc_topology_t topo, const struct np_target *t,
                  struct np_bind_result *r, struct np_actual *actual)
 {
-    memset(r, 0, sizeof *r);
-    if (hwloc_set_cpubind(topo, t->cpus, HWLOC_CPUBIND_THREAD) != 0)
-        r->cpu_errno = errno ? errno : EINVAL;
-    /* A thread whose CPUs cannot be set is left exactly as it was. */
-    if (t->mem != NP_MEM_NONE && r->cpu_errno == 0) {
-        int mode;
-        hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
-        if (nodes == NULL) {
-            r->mem_errno = ENOMEM;
-        } else {
-            request(t, &mode, nodes);
-            if (set_policy(mode, nodes) != 0)
-                r->mem_errno = errno ? errno : EINVAL;
-            hwloc_bitmap_free(nodes);
-        }
+    struct np_policy p;
+    int rc;
+    if (np_policy_init(&p, t) != 0) {
+        memset(r, 0, sizeof *r);
+        r->cpu_errno = ENOMEM;
+        rc = -1;
+    } else {
+        rc = np_place_self(topo, t->cpus, &p, true, r);
+        np_policy_destroy(&p);
     }
-    int rc = hwloc_get_cpubind(topo, actual->cpus, HWLOC_CPUBIND_THREAD);
-    r->cpu_ok = r->cpu_errno == 0 && rc == 0 && hwloc_bitmap_isequal(actual->cpus, t->cpus);
-    rc = read_policy(actual);
-    r->mem_ok = t->mem == NP_MEM_NONE || (r->cpu_errno == 0 && r->mem_errno == 0 && rc == 0 && policy_matches(t, actual));
-    return r->cpu_ok && r->mem_ok ? 0 : -1;
+    int e = errno;
+    np_read_self(topo, actual);
+    errno = e;
+    return rc;
 }
 
 int np_restore_self(hwloc_topology_t topo, const struct np_actual *a)

@@ -116,11 +116,12 @@ bool np_log_enabled(enum np_level level)
     return level != NP_LOG_OFF && (int)level <= atomic_load(&log_level);
 }
 
-static double uptime(void)
+/* Milliseconds since np_log_init. */
+static long long uptime_ms(void)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9;
+    return (long long)(now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
 }
 
 /* Formats one whole line, truncating (marked by "...") rather than
@@ -130,7 +131,8 @@ static size_t format_line(char *buf, size_t len, enum np_level level,
 static size_t format_line(char *buf, size_t len, enum np_level level,
                           const char *fmt, va_list ap)
 {
-    int n = snprintf(buf, len, "[%.3fs][%s][numapin] ", uptime(),
+    long long ms = uptime_ms();
+    int n = snprintf(buf, len, "[%lld.%03llds][%s][numapin] ", ms / 1000, ms % 1000,
                      np_level_name(level));
     size_t used = n < 0 ? 0 : (size_t)n;
     int m = vsnprintf(buf + used, len - used, fmt, ap);

@@ -472,10 +472,38 @@ void np_options_free(struct np_options *o)
     memset(o, 0, sizeof *o);
 }
 
+/* fnmatch for a pattern whose only wildcard is '*', byte by byte: the
+ * same answer (a literal UTF-8 sequence matches only at character
+ * boundaries), without the conversion to wide characters that fnmatch
+ * makes in a UTF-8 locale, on every thread start. */
+static bool star_match(const char *p, const char *s)
+{
+    const char *star = NULL, *resume = NULL;
+    while (*s != '\0') {
+        if (*p == '*') {
+            star = p++;
+            resume = s;
+        } else if (*p == *s) {
+            p++;
+            s++;
+        } else if (star != NULL) {
+            p = star + 1;
+            s = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (*p == '*')
+        p++;
+    return *p == '\0';
+}
+
 bool np_options_match(const struct np_options *o, const char *name)
 {
-    for (int i = 0; i < o->npatterns; i++)
-        if (fnmatch(o->patterns[i], name, 0) == 0)
+    for (int i = 0; i < o->npatterns; i++) {
+        const char *p = o->patterns[i];
+        if (strpbrk(p, "?[\\") == NULL ? star_match(p, name) : fnmatch(p, name, 0) == 0)
             return true;
+    }
     return false;
 }

@@ -8,6 +8,7 @@ int np_record_init(struct np_record *r, int nslots)
 {
     memset(r, 0, sizeof *r);
     r->nslots = nslots;
+    r->keep_ended = NP_RECORD_KEEP_ENDED;
     r->slot_live = calloc(nslots > 0 ? (size_t)nslots : 1, sizeof *r->slot_live);
     r->slot_used = calloc(nslots > 0 ? (size_t)nslots : 1, sizeof *r->slot_used);
     if (r->slot_live == NULL || r->slot_used == NULL) {
@@ -18,10 +19,15 @@ int np_record_init(struct np_record *r, int nslots)
     return pthread_mutex_init(&r->lock, NULL) == 0 ? 0 : -1;
 }
 
+static struct np_entry *entry_at(const struct np_record *r, int i)
+{
+    return &r->chunks[i / NP_RECORD_CHUNK][i % NP_RECORD_CHUNK];
+}
+
 void np_record_destroy(struct np_record *r)
 {
     for (int i = 0; i < r->n; i++)
-        free(r->chunks[i / NP_RECORD_CHUNK][i % NP_RECORD_CHUNK].name);
+        free(entry_at(r, i)->name);
     for (int c = 0; c < r->nchunks; c++)
         free(r->chunks[c]);
     free(r->chunks);
@@ -36,6 +42,30 @@ static unsigned bucket(pid_t tid)
     return (unsigned)tid % NP_RECORD_BUCKETS;
 }
 
+/* What one entry adds to the totals (live aside). */
+static void tally(struct np_counts *c, const struct np_entry *e, int sign)
+{
+    switch (e->outcome) {
+    case NP_SKIPPED: c->skipped += sign; break;
+    case NP_PLACED: c->placed += sign; break;
+    case NP_WOULD_PLACE: c->would_place += sign; break;
+    case NP_FAILED: c->failed += sign; break;
+    }
+    c->mem_failed += sign * (e->outcome == NP_PLACED && !e->mem_ok);
+}
+
+/* A live thread placed, or that a dry run would place. */
+static bool counts_live(const struct np_entry *e)
+{
+    return e->live && (e->outcome == NP_PLACED || e->outcome == NP_WOULD_PLACE);
+}
+
+/* The ref still names the entry's current use.  Under the lock. */
+static bool current(struct np_ref ref)
+{
+    return ref.e != NULL && ref.e->gen == ref.gen;
+}
+
 /* Under the lock. */
 static void unlink_live(struct np_record *r, struct np_entry *e)
 {
@@ -47,23 +77,74 @@ static void unlink_live(struct np_record *r, struct np_entry *e)
         }
 }
 
-struct np_entry *np_record_find_live(struct np_record *r, pid_t tid)
+/* The thread of a live entry is gone: release its slot, and queue the
+ * entry for reuse.  Under the lock. */
+static void end_locked(struct np_record *r, struct np_entry *e)
+{
+    if (!e->live)
+        return;
+    r->total.live -= counts_live(e);
+    if (e->slot >= 0)
+        r->slot_live[e->slot]--;
+    unlink_live(r, e);
+    e->live = false;
+    e->next_ended = NULL;
+    if (r->ended_last != NULL)
+        r->ended_last->next_ended = e;
+    else
+        r->ended_first = e;
+    r->ended_last = e;
+    r->nended++;
+}
+
+/* An entry for a new thread: the oldest ended one beyond those kept, or a
+ * new one.  Under the lock. */
+static struct np_entry *take_entry(struct np_record *r)
+{
+    if (r->nended > r->keep_ended) {
+        struct np_entry *e = r->ended_first;
+        r->ended_first = e->next_ended;
+        if (r->ended_first == NULL)
+            r->ended_last = NULL;
+        r->nended--;
+        e->gen++;
+        return e;
+    }
+    if (r->n == r->nchunks * NP_RECORD_CHUNK) {
+        struct np_entry **chunks = realloc(r->chunks, (size_t)(r->nchunks + 1) * sizeof *chunks);
+        if (chunks == NULL)
+            return NULL;
+        r->chunks = chunks;
+        if ((chunks[r->nchunks] = calloc(NP_RECORD_CHUNK, sizeof **chunks)) == NULL)
+            return NULL;
+        r->nchunks++;
+    }
+    return entry_at(r, r->n++);
+}
+
+struct np_ref np_record_find_live(struct np_record *r, pid_t tid)
 {
     pthread_mutex_lock(&r->lock);
     struct np_entry *e = r->by_tid[bucket(tid)];
     while (e != NULL && e->tid != tid)
         e = e->next_live;
+    struct np_ref ref = {e, e != NULL ? e->gen : 0};
     pthread_mutex_unlock(&r->lock);
-    return e;
+    return ref;
 }
 
-void np_record_copy(struct np_record *r, const struct np_entry *e, struct np_entry *out)
+int np_record_copy(struct np_record *r, struct np_ref ref, struct np_entry *out)
 {
     pthread_mutex_lock(&r->lock);
-    *out = *e;
+    bool ok = current(ref);
+    if (ok)
+        *out = *ref.e;
     pthread_mutex_unlock(&r->lock);
+    if (!ok)
+        return -1;
     out->name = NULL;
-    out->next_live = NULL;
+    out->next_live = out->next_ended = NULL;
+    return 0;
 }
 
 static int least_loaded(const struct np_record *r)
@@ -75,143 +156,139 @@ static int least_loaded(const struct np_record *r)
     return best;
 }
 
-struct np_entry *np_record_add(struct np_record *r, const char *name, pid_t tid,
-                               enum np_outcome outcome, bool take_slot)
+/* Counts a live entry in the least-loaded slot.  Under the lock. */
+static void take_slot_locked(struct np_record *r, struct np_entry *e)
 {
-    int live;
-    return np_record_add_live(r, name, tid, outcome, take_slot, &live);
+    if (r->nslots > 0 && e->slot < 0) {
+        e->slot = least_loaded(r);
+        r->slot_live[e->slot]++;
+        r->slot_used[e->slot]++;
+    }
+}
+
+struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
+                            enum np_outcome outcome, bool take_slot)
+{
+    int live, slot;
+    return np_record_add_live(r, name, tid, outcome, take_slot, &live, &slot);
 }
 
 int np_record_live(struct np_record *r)
 {
     pthread_mutex_lock(&r->lock);
-    int live = r->live;
+    int live = r->total.live;
     pthread_mutex_unlock(&r->lock);
     return live;
 }
 
-struct np_entry *np_record_add_live(struct np_record *r, const char *name, pid_t tid,
-                                    enum np_outcome outcome, bool take_slot, int *live)
+struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
+                                 enum np_outcome outcome, bool take_slot, int *live, int *slot)
 {
+    struct np_ref ref = {NULL, 0};
+    *slot = -1;
     char *copy = strdup(name);
-    if (copy == NULL)
-        return NULL;
-    struct np_entry *e = NULL;
-    pthread_mutex_lock(&r->lock);
-    if (r->n == r->nchunks * NP_RECORD_CHUNK) {
-        struct np_entry **chunks = realloc(r->chunks, (size_t)(r->nchunks + 1) * sizeof *chunks);
-        if (chunks == NULL)
-            goto out;
-        r->chunks = chunks;
-        if ((chunks[r->nchunks] = calloc(NP_RECORD_CHUNK, sizeof **chunks)) == NULL)
-            goto out;
-        r->nchunks++;
+    if (copy == NULL) {
+        *live = np_record_live(r);
+        return ref;
     }
-    e = &r->chunks[r->n / NP_RECORD_CHUNK][r->n % NP_RECORD_CHUNK];
-    r->n++;
-    e->name = copy;
-    copy = NULL;
-    e->tid = tid;
-    e->outcome = outcome;
-    e->mem_ok = true;
-    e->slot = -1;
-    e->live = true;
+    pthread_mutex_lock(&r->lock);
     /* A tid seen live again belongs to a new thread: the old entry's
      * thread is gone (its ThreadEnd was not seen). */
     for (struct np_entry *o = r->by_tid[bucket(tid)]; o != NULL; o = o->next_live)
         if (o->tid == tid) {
-            if (o->slot >= 0)
-                r->slot_live[o->slot]--;
-            if (o->outcome != NP_SKIPPED && o->outcome != NP_FAILED)
-                r->live--;
-            o->live = false;
-            unlink_live(r, o);
+            end_locked(r, o);
             break;
         }
-    e->next_live = r->by_tid[bucket(tid)];
-    r->by_tid[bucket(tid)] = e;
-    r->live += outcome != NP_SKIPPED;
-    if (take_slot && r->nslots > 0) {
-        e->slot = least_loaded(r);
-        r->slot_live[e->slot]++;
-        r->slot_used[e->slot]++;
+    struct np_entry *e = take_entry(r);
+    if (e != NULL) {
+        char *old = e->name;
+        unsigned gen = e->gen;
+        *e = (struct np_entry){
+            .name = copy, .tid = tid, .outcome = outcome, .slot = -1, .live = true,
+            .mem_ok = true, .gen = gen, .seq = r->seq++, .next_live = r->by_tid[bucket(tid)],
+        };
+        copy = old; /* freed below, outside the lock */
+        r->by_tid[bucket(tid)] = e;
+        tally(&r->total, e, +1);
+        r->total.live += counts_live(e);
+        if (take_slot)
+            take_slot_locked(r, e);
+        ref = (struct np_ref){e, e->gen};
+        *slot = e->slot;
     }
-out:
-    *live = r->live;
+    *live = r->total.live;
     pthread_mutex_unlock(&r->lock);
     free(copy);
-    return e;
+    return ref;
 }
 
-void np_record_set(struct np_record *r, struct np_entry *e, enum np_outcome outcome,
-                   int cpu_errno, int mem_errno, bool mem_ok)
+int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcome,
+                  int cpu_errno, int mem_errno, bool mem_ok)
 {
     pthread_mutex_lock(&r->lock);
-    if (outcome == NP_FAILED && e->live && e->outcome != NP_FAILED) {
-        r->live--; /* not placed after all */
-        if (e->slot >= 0) {
+    if (!current(ref)) {
+        pthread_mutex_unlock(&r->lock);
+        return -1;
+    }
+    struct np_entry *e = ref.e;
+    tally(&r->total, e, -1);
+    r->total.live -= counts_live(e);
+    if (outcome == NP_FAILED && e->slot >= 0) {
+        /* not placed after all */
+        if (e->live)
             r->slot_live[e->slot]--;
-            r->slot_used[e->slot]--;
-            e->slot = -1;
-        }
+        r->slot_used[e->slot]--;
+        e->slot = -1;
     }
     e->outcome = outcome;
     e->cpu_errno = cpu_errno;
     e->mem_errno = mem_errno;
     e->mem_ok = mem_ok;
+    tally(&r->total, e, +1);
+    r->total.live += counts_live(e);
     pthread_mutex_unlock(&r->lock);
+    return 0;
 }
 
-void np_record_end(struct np_record *r, struct np_entry *e)
+void np_record_end(struct np_record *r, struct np_ref ref)
 {
     pthread_mutex_lock(&r->lock);
-    if (e->live && e->slot >= 0)
-        r->slot_live[e->slot]--;
-    if (e->live && e->outcome != NP_SKIPPED && e->outcome != NP_FAILED)
-        r->live--;
-    if (e->live)
-        unlink_live(r, e);
-    e->live = false;
+    if (current(ref))
+        end_locked(r, ref.e);
     pthread_mutex_unlock(&r->lock);
 }
 
-int np_record_rename(struct np_record *r, struct np_entry *e, const char *name,
+int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
                      enum np_outcome outcome, bool take_slot)
 {
     char *copy = strdup(name);
     if (copy == NULL)
         return -1;
     pthread_mutex_lock(&r->lock);
-    free(e->name);
-    e->name = copy;
-    if (e->outcome == NP_SKIPPED && outcome != NP_SKIPPED && e->live) {
-        r->live++;
-        if (take_slot && r->nslots > 0 && e->slot < 0) {
-            e->slot = least_loaded(r);
-            r->slot_live[e->slot]++;
-            r->slot_used[e->slot]++;
-        }
+    struct np_entry *e = ref.e;
+    bool ok = current(ref) && e->live;
+    if (ok) {
+        char *old = e->name;
+        e->name = copy;
+        copy = old;
+        tally(&r->total, e, -1);
+        r->total.live -= counts_live(e);
+        bool placing = e->outcome == NP_SKIPPED && outcome != NP_SKIPPED;
+        e->outcome = outcome;
+        if (placing && take_slot)
+            take_slot_locked(r, e);
+        tally(&r->total, e, +1);
+        r->total.live += counts_live(e);
     }
-    e->outcome = outcome;
     pthread_mutex_unlock(&r->lock);
-    return 0;
+    free(copy);
+    return ok ? 0 : -1;
 }
 
 void np_record_counts(struct np_record *r, struct np_counts *c)
 {
-    memset(c, 0, sizeof *c);
     pthread_mutex_lock(&r->lock);
-    for (int i = 0; i < r->n; i++) {
-        const struct np_entry *e = &r->chunks[i / NP_RECORD_CHUNK][i % NP_RECORD_CHUNK];
-        switch (e->outcome) {
-        case NP_SKIPPED: c->skipped++; break;
-        case NP_PLACED: c->placed++; break;
-        case NP_WOULD_PLACE: c->would_place++; break;
-        case NP_FAILED: c->failed++; break;
-        }
-        c->mem_failed += e->outcome == NP_PLACED && !e->mem_ok;
-        c->live += e->live && e->outcome != NP_SKIPPED && e->outcome != NP_FAILED;
-    }
+    *c = r->total;
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -222,10 +299,26 @@ void np_record_slot_live(struct np_record *r, int *out)
     pthread_mutex_unlock(&r->lock);
 }
 
+static int by_seq(const void *a, const void *b)
+{
+    unsigned long x = (*(struct np_entry *const *)a)->seq, y = (*(struct np_entry *const *)b)->seq;
+    return (x > y) - (x < y);
+}
+
 void np_record_each(struct np_record *r, void (*fn)(const struct np_entry *, void *), void *arg)
 {
     pthread_mutex_lock(&r->lock);
+    struct np_entry **order = malloc((size_t)(r->n > 0 ? r->n : 1) * sizeof *order);
     for (int i = 0; i < r->n; i++)
-        fn(&r->chunks[i / NP_RECORD_CHUNK][i % NP_RECORD_CHUNK], arg);
+        if (order != NULL)
+            order[i] = entry_at(r, i);
+        else
+            fn(entry_at(r, i), arg); /* out of memory: storage order */
+    if (order != NULL) {
+        qsort(order, (size_t)r->n, sizeof *order, by_seq);
+        for (int i = 0; i < r->n; i++)
+            fn(order[i], arg);
+        free(order);
+    }
     pthread_mutex_unlock(&r->lock);
 }

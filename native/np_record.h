@@ -1,10 +1,19 @@
-/* np_record: the placement record, one entry per thread numapin saw.
+/* np_record: the placement record, what numapin knows of the threads.
  *
- * The single source that the log lines, the summary and reports read.
- * Entries live in fixed-size chunks, so a pointer to one stays valid while
- * others are added; all fields are read and written under the record's
- * lock.  It also counts live placed threads per slot (a core or hardware
- * thread under cpus=core|pu) to pick the least-loaded one. */
+ * The single source that the log lines, the summary and reports read.  It
+ * holds an entry for every live thread numapin saw, the most recently
+ * ended ones (NP_RECORD_KEEP_ENDED of them), and running totals over every
+ * thread ever seen, so its size follows the threads alive, not the threads
+ * ever started: an ended entry beyond those kept is reused for the next
+ * thread.
+ *
+ * Entries live in fixed-size chunks, so a pointer to one stays valid; but
+ * an entry may be reused for another thread once its own has ended.  An
+ * np_ref names an entry in one use (its generation): every call taking a
+ * ref does nothing and fails when the entry has been reused since.  All
+ * fields are read and written under the record's lock.  It also counts
+ * live placed threads per slot (a core or hardware thread under
+ * cpus=core|pu) to pick the least-loaded one. */
 #ifndef NP_RECORD_H
 #define NP_RECORD_H
 
@@ -28,22 +37,37 @@ struct np_entry {
     int cpu_errno;
     int mem_errno;
     bool mem_ok;       /* memory policy read back as requested (or none) */
-    struct np_entry *next_live; /* chain of live entries with the same tid hash */
+    unsigned gen;      /* how many times the entry was reused */
+    unsigned long seq; /* order of addition, over the record's life */
+    struct np_entry *next_live;  /* chain of live entries with the same tid hash */
+    struct np_entry *next_ended; /* ended entries, oldest first */
 };
 
+/* An entry in one use: e is NULL when there is none. */
+struct np_ref {
+    struct np_entry *e;
+    unsigned gen;
+};
+
+/* Totals over every thread ever recorded, and the live placed ones. */
 struct np_counts {
     int placed, would_place, skipped, failed, mem_failed, live;
 };
 
 #define NP_RECORD_CHUNK 1024
 #define NP_RECORD_BUCKETS 4096
+#define NP_RECORD_KEEP_ENDED 1024
 
 struct np_record {
     pthread_mutex_t lock;
     struct np_entry **chunks;
     int nchunks;
-    int n;
-    int live;           /* live threads placed (or dry-run placed) */
+    int n;              /* entries allocated: live, or ended and kept */
+    unsigned long seq;  /* entries ever added */
+    struct np_entry *ended_first, *ended_last;
+    int nended;
+    int keep_ended;     /* ended entries kept before reuse (NP_RECORD_KEEP_ENDED) */
+    struct np_counts total;
     int nslots;
     int *slot_live;     /* live placed threads per slot */
     int *slot_used;     /* threads ever placed per slot */
@@ -55,43 +79,48 @@ void np_record_destroy(struct np_record *r);
 
 /* Adds an entry for thread `tid` named `name`.  With take_slot, also picks
  * the slot with the fewest live threads (lowest index on ties) and counts
- * the thread there.  Returns the entry, or NULL when memory runs out. */
-struct np_entry *np_record_add(struct np_record *r, const char *name, pid_t tid,
-                               enum np_outcome outcome, bool take_slot);
+ * the thread there.  Returns the entry (e NULL when memory runs out). */
+struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
+                            enum np_outcome outcome, bool take_slot);
 
 /* Like np_record_add, also returning the live count including the new
- * entry in *live. */
-struct np_entry *np_record_add_live(struct np_record *r, const char *name, pid_t tid,
-                                    enum np_outcome outcome, bool take_slot, int *live);
+ * entry in *live and its slot (or -1) in *slot. */
+struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
+                                 enum np_outcome outcome, bool take_slot, int *live, int *slot);
 
 /* Live threads placed (or, in a dry run, that would be). */
 int np_record_live(struct np_record *r);
 
-/* Sets an entry's outcome after binding. */
-void np_record_set(struct np_record *r, struct np_entry *e, enum np_outcome outcome,
-                   int cpu_errno, int mem_errno, bool mem_ok);
+/* Sets an entry's outcome after binding.  Returns 0, or -1 (nothing
+ * changed) when the entry was reused. */
+int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcome,
+                  int cpu_errno, int mem_errno, bool mem_ok);
 
-/* The live entry of thread `tid`, or NULL.  The pointer stays valid (entries
- * are never freed before np_record_destroy), but read its fields through
- * np_record_copy. */
-struct np_entry *np_record_find_live(struct np_record *r, pid_t tid);
+/* The live entry of thread `tid` (e NULL when none). */
+struct np_ref np_record_find_live(struct np_record *r, pid_t tid);
 
-/* Copies an entry's fields under the lock; name is set to NULL in the copy. */
-void np_record_copy(struct np_record *r, const struct np_entry *e, struct np_entry *out);
+/* Copies an entry's fields under the lock; name is set to NULL in the copy.
+ * Returns 0, or -1 when the entry was reused. */
+int np_record_copy(struct np_record *r, struct np_ref ref, struct np_entry *out);
 
-/* Renames an entry and sets its outcome (a thread placed after a rename). */
-int np_record_rename(struct np_record *r, struct np_entry *e, const char *name,
+/* Renames a live entry and sets its outcome (a thread placed after a
+ * rename).  Returns 0, or -1 when the entry has ended or was reused, or
+ * memory ran out. */
+int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
                      enum np_outcome outcome, bool take_slot);
 
-/* The thread ended: it no longer counts in its slot. */
-void np_record_end(struct np_record *r, struct np_entry *e);
+/* The thread ended: it no longer counts in its slot, and its entry may be
+ * reused.  Ending twice, or a reused entry, changes nothing. */
+void np_record_end(struct np_record *r, struct np_ref ref);
 
+/* The totals (every thread ever recorded) and the live count. */
 void np_record_counts(struct np_record *r, struct np_counts *c);
 
 /* Copies the live count of each slot into out[0..nslots). */
 void np_record_slot_live(struct np_record *r, int *out);
 
-/* Calls fn on every entry, in the order they were added, under the lock. */
+/* Calls fn on every entry held (live threads, and the most recently ended
+ * ones), in the order they were added, under the lock. */
 void np_record_each(struct np_record *r, void (*fn)(const struct np_entry *, void *), void *arg);
 
 #endif

@@ -20,8 +20,9 @@ import java.util.Arrays;
  * system) per thread started, in microseconds: on a busy machine the wall
  * clock also counts waiting for a CPU, CPU time does not. S is the median
  * over the timed threads of each thread's own CPU time when its run()
- * begins: creating and starting it, and numapin's ThreadStart callback,
- * which runs on the thread before run(); precise (per-thread clock) and
+ * begins: creating and starting it, and the agent's ThreadStart callback
+ * (numapin's, or the JVMTI floor's of floor_agent.c), which runs on the
+ * thread before run(); precise (per-thread clock) and
  * hardly disturbed by other work. rss_kb is the
  * resident set size at the end (numapin keeps a record of every thread).
  */

@@ -222,6 +222,7 @@ static int malformed_lines(const char *text)
 
 static void run_config(const struct config *cfg, int nthreads, int rounds, const char *dir, int k)
 {
+    int held = 0;
     char log_path[512], options[1200];
     snprintf(log_path, sizeof log_path, "%s/agent-%d.log", dir, k);
     snprintf(options, sizeof options, "%s,threads=ForkJoinPool-*-worker-*,rescan=0,log=debug:%s",
@@ -320,6 +321,15 @@ static void run_config(const struct config *cfg, int nthreads, int rounds, const
         CHECK(live[s] == 0, "'%s': slot %d has %d live threads after every ThreadEnd", cfg->options,
               s, live[s]);
     free(live);
+    /* Ended threads' entries were reused: the record holds at most the
+     * threads alive at once and the ended ones it keeps. */
+    CHECK(a->record.seq == (unsigned long)rounds * (unsigned long)nthreads,
+          "'%s': %lu entries added, expected one per thread started (%d)", cfg->options,
+          a->record.seq, rounds * nthreads);
+    CHECK(a->record.n <= nthreads + a->record.keep_ended + 1,
+          "'%s': the record holds %d entries after %d threads, %d at most alive at once",
+          cfg->options, a->record.n, rounds * nthreads, nthreads);
+    held = a->record.n;
     np_agent_summary(a);
     np_agent_destroy(a);
 
@@ -344,9 +354,10 @@ static void run_config(const struct config *cfg, int nthreads, int rounds, const
     struct stat st;
     CHECK(stat(log_path, &st) == 0 && (st.st_mode & 0777) == 0600, "'%s': log file mode %o, not 0600",
           cfg->options, (unsigned)(st.st_mode & 0777));
-    printf("stress_agent: %-40s rounds=%d threads=%d placed=%d skipped=%d renamed=%d mem_failed=%d\n",
+    printf("stress_agent: %-40s rounds=%d threads=%d placed=%d skipped=%d renamed=%d mem_failed=%d "
+           "entries_held=%d\n",
            cfg->options, rounds, nthreads, cfg->dryrun ? c.would_place : c.placed, c.skipped, renames,
-           c.mem_failed);
+           c.mem_failed, held);
     fflush(stdout);
 }
 

@@ -1,5 +1,7 @@
 /* np_options: parsing, validation, error messages, thread-name matching. */
 #define _GNU_SOURCE
+#include <fnmatch.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +379,40 @@ START_TEST(match_default)
 }
 END_TEST
 
+/* Patterns whose only wildcard is '*' are matched without fnmatch: the
+ * answers must be fnmatch's, in the C locale and in a UTF-8 one, for
+ * random patterns and names (ASCII, multi-byte characters, '*' in names). */
+START_TEST(match_star_like_fnmatch)
+{
+    static const char *const pieces[] = {"a", "b", "-", "*", "\xc3\xa9", "\xe2\x82\xac", "ab", "1"};
+    const char *locales[] = {"C", "C.UTF-8"};
+    unsigned seed = 12345;
+    for (int l = 0; l < 2; l++) {
+        if (setlocale(LC_ALL, locales[l]) == NULL)
+            continue; /* no such locale here: C alone */
+        for (int round = 0; round < 20000; round++) {
+            char pat[64] = "", name[64] = "";
+            int np = rand_r(&seed) % 6, nn = rand_r(&seed) % 7;
+            for (int i = 0; i < np; i++)
+                strcat(pat, pieces[rand_r(&seed) % 8]);
+            for (int i = 0; i < nn; i++)
+                strcat(name, pieces[rand_r(&seed) % 8]);
+            if (pat[0] == '\0')
+                strcpy(pat, "*");
+            struct np_options o;
+            char opt[80], err[512];
+            snprintf(opt, sizeof opt, "threads=%s", pat);
+            ck_assert_int_eq(parse(opt, &o, err, sizeof err), 0);
+            ck_assert_msg(np_options_match(&o, name) == (fnmatch(pat, name, 0) == 0),
+                          "locale %s: pattern '%s', name '%s': %d, fnmatch says %d", locales[l], pat,
+                          name, np_options_match(&o, name), fnmatch(pat, name, 0) == 0);
+            np_options_free(&o);
+        }
+    }
+    setlocale(LC_ALL, "C");
+}
+END_TEST
+
 START_TEST(match_custom)
 {
     struct np_options o;
@@ -429,6 +465,7 @@ Suite *options_suite(void)
     tc = tcase_create("match");
     tcase_add_test(tc, match_default);
     tcase_add_test(tc, match_custom);
+    tcase_add_test(tc, match_star_like_fnmatch);
     tcase_add_test(tc, help_text);
     suite_add_tcase(s, tc);
     return s;

@@ -1,0 +1,58 @@
+/* The JVMTI floor of the thread start+join benchmark (java-tests/bench/run.sh):
+ * the least an agent that looks at thread names can do.  It enables the
+ * ThreadStart and ThreadEnd events; on ThreadStart it reads the new thread's
+ * name with GetThreadInfo and frees what that returned (the name, the
+ * thread_group and context_class_loader local references); ThreadEnd does
+ * nothing.  No options, no output.  Only Agent_OnLoad is exported.
+ *
+ * Built by mk/lifecycle.mk into build/bench/libjvmti_floor.so:
+ *   java -agentpath:build/bench/libjvmti_floor.so ...
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <jvmti.h>
+
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    jvmtiThreadInfo info;
+    memset(&info, 0, sizeof info);
+    if ((*jvmti)->GetThreadInfo(jvmti, thread, &info) != JVMTI_ERROR_NONE)
+        return;
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+    if (info.thread_group != NULL)
+        (*jni)->DeleteLocalRef(jni, info.thread_group);
+    if (info.context_class_loader != NULL)
+        (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    (void)jvmti;
+    (void)jni;
+    (void)thread;
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+    (void)options;
+    (void)reserved;
+    jvmtiEnv *jvmti = NULL;
+    if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK || jvmti == NULL) {
+        fprintf(stderr, "jvmti_floor: no JVMTI 1.2 environment\n");
+        return JNI_ERR;
+    }
+    jvmtiEventCallbacks cb;
+    memset(&cb, 0, sizeof cb);
+    cb.ThreadStart = on_thread_start;
+    cb.ThreadEnd = on_thread_end;
+    if ((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE ||
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL) !=
+            JVMTI_ERROR_NONE ||
+        (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_THREAD_END, NULL) !=
+            JVMTI_ERROR_NONE) {
+        fprintf(stderr, "jvmti_floor: cannot enable ThreadStart and ThreadEnd\n");
+        return JNI_ERR;
+    }
+    return JNI_OK;
+}
