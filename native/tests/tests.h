@@ -24,6 +24,7 @@ Suite *agent_suite(void);
 Suite *cli_suite(void);
 Suite *expected_suite(void);
 Suite *advise_suite(void);
+Suite *bind_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);

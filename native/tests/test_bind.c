@@ -1,0 +1,216 @@
+/* np_bind: placing the calling thread (np_place_self) on this machine's
+ * real CPUs 0 and 1 and its real node 0.
+ *
+ * np_place_self reads first and sets only what differs.  To see which
+ * system calls it made, the threads run under a seccomp filter that makes
+ * sched_setaffinity and set_mempolicy fail with EPERM (as a container's
+ * profile can): a placement that needs no change must succeed all the
+ * same, one that needs a change must fail and leave the thread as it was.
+ * Each test runs in its own process (Check's fork mode), and the filter is
+ * installed in a child it forks, so nothing else runs under it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <numaif.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "np_bind.h"
+#include "tests.h"
+
+static hwloc_topology_t topo;
+static hwloc_bitmap_t cpu0, cpu1, both, node0;
+
+static void setup(void)
+{
+    cpu_set_t set;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    ck_assert_msg(CPU_ISSET(0, &set) && CPU_ISSET(1, &set),
+                  "these tests need a process allowed on CPUs 0 and 1");
+    unsetenv("HWLOC_SYNTHETIC");
+    unsetenv("HWLOC_XMLFILE");
+    ck_assert_int_eq(hwloc_topology_init(&topo), 0);
+    ck_assert_int_eq(hwloc_topology_load(topo), 0);
+    cpu0 = t_bitmap("0");
+    cpu1 = t_bitmap("1");
+    both = t_bitmap("0-1");
+    node0 = t_bitmap("0");
+    ck_assert_int_eq(np_bind_init(), 0);
+}
+
+static void teardown(void)
+{
+    hwloc_bitmap_free(cpu0);
+    hwloc_bitmap_free(cpu1);
+    hwloc_bitmap_free(both);
+    hwloc_bitmap_free(node0);
+    hwloc_topology_destroy(topo);
+}
+
+/* From now on, in this thread and the threads it creates,
+ * sched_setaffinity and set_mempolicy fail with EPERM. */
+static void deny_setting(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setaffinity, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_set_mempolicy, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {sizeof f / sizeof *f, f};
+    ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+    ck_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0), 0);
+}
+
+/* A placement made on a fresh thread, and what that thread reads back. */
+struct job {
+    hwloc_const_bitmap_t cpus;
+    const struct np_policy *policy;
+    bool force;
+    int rc;
+    struct np_bind_result r;
+    struct np_actual after;
+};
+
+static void *job_main(void *arg)
+{
+    struct job *j = arg;
+    j->rc = np_place_self(topo, j->cpus, j->policy, j->force, &j->r);
+    np_read_self(topo, &j->after);
+    return NULL;
+}
+
+static void run(struct job *j)
+{
+    pthread_t t;
+    ck_assert_int_eq(np_actual_init(&j->after), 0);
+    ck_assert_int_eq(pthread_create(&t, NULL, job_main, j), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+}
+
+static void policy(struct np_policy *p, hwloc_const_bitmap_t cpus, enum np_mem_mode mem)
+{
+    struct np_target t = {cpus, node0, mem};
+    ck_assert_int_eq(np_policy_init(p, &t), 0);
+}
+
+/* A thread on other CPUs with the default policy gets both set. */
+START_TEST(sets_what_differs)
+{
+    struct np_policy p;
+    policy(&p, cpu1, NP_MEM_BIND);
+    ck_assert_int_eq(hwloc_set_cpubind(topo, cpu0, HWLOC_CPUBIND_THREAD), 0);
+    struct job j = {cpu1, &p, false, -2, {0}, {0}};
+    run(&j); /* inherits CPU 0 and the default policy */
+    ck_assert_int_eq(j.rc, 0);
+    ck_assert(j.r.cpu_ok && j.r.mem_ok);
+    ck_assert_int_eq(j.r.cpu_errno + j.r.mem_errno, 0);
+    ck_assert(hwloc_bitmap_isequal(j.after.cpus, cpu1));
+    ck_assert_int_eq(j.after.mem_mode, MPOL_BIND);
+    ck_assert(hwloc_bitmap_isequal(j.after.mem_nodes, node0));
+    np_actual_destroy(&j.after);
+    np_policy_destroy(&p);
+}
+END_TEST
+
+/* The check made in a child process under the filter: returns the number
+ * of failed expectations as its exit status. */
+static int under_filter(void)
+{
+    int bad = 0;
+    struct np_policy bind, interleave, none;
+    policy(&bind, cpu1, NP_MEM_BIND);
+    policy(&interleave, cpu1, NP_MEM_INTERLEAVE);
+    policy(&none, cpu1, NP_MEM_NONE);
+    /* This thread is placed first; its threads inherit the placement. */
+    struct np_bind_result r;
+    if (np_place_self(topo, cpu1, &bind, true, &r) != 0)
+        return 100;
+    deny_setting();
+
+    /* Inherited, right: nothing to set, verified by reading. */
+    struct job same = {cpu1, &bind, false, -2, {0}, {0}};
+    run(&same);
+    bad += same.rc != 0 || !same.r.cpu_ok || !same.r.mem_ok || same.r.cpu_errno || same.r.mem_errno;
+    /* The same, forced: the refused calls show. */
+    struct job forced = {cpu1, &bind, true, -2, {0}, {0}};
+    run(&forced);
+    bad += forced.rc == 0 || forced.r.cpu_errno != EPERM;
+    /* Other CPUs: refused, and the thread is left as it was, memory
+     * policy untouched. */
+    struct job cpus = {both, &bind, false, -2, {0}, {0}};
+    run(&cpus);
+    bad += cpus.rc == 0 || cpus.r.cpu_errno != EPERM || cpus.r.mem_errno != 0 || cpus.r.mem_ok;
+    bad += !hwloc_bitmap_isequal(cpus.after.cpus, cpu1) || cpus.after.mem_mode != MPOL_BIND;
+    /* Same CPUs, another policy: CPUs verified, the policy refused. */
+    struct job mem = {cpu1, &interleave, false, -2, {0}, {0}};
+    run(&mem);
+    bad += mem.rc == 0 || !mem.r.cpu_ok || mem.r.cpu_errno != 0 || mem.r.mem_errno != EPERM;
+    bad += mem.after.mem_mode != MPOL_BIND;
+    /* mem=none: the policy is not looked at. */
+    struct job nomem = {cpu1, &none, false, -2, {0}, {0}};
+    run(&nomem);
+    bad += nomem.rc != 0 || !nomem.r.mem_ok || nomem.r.mem_errno != 0;
+    return bad;
+}
+
+START_TEST(sets_nothing_when_inherited)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        _exit(under_filter());
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status), "the child did not exit (status %d)", status);
+    ck_assert_msg(WEXITSTATUS(status) == 0, "%d expectations failed under the filter (100: the "
+                  "first placement failed)", WEXITSTATUS(status));
+}
+END_TEST
+
+/* A policy the kernel cannot name (node beyond its node mask) is prepared
+ * with its error, reported when placing, and the CPUs are still set. */
+START_TEST(unnameable_node)
+{
+    hwloc_bitmap_t far = t_bitmap("100000");
+    struct np_target t = {cpu1, far, NP_MEM_BIND};
+    struct np_policy p;
+    ck_assert_int_eq(np_policy_init(&p, &t), 0);
+    ck_assert_int_eq(p.error, EINVAL);
+    struct job j = {cpu1, &p, false, -2, {0}, {0}};
+    run(&j);
+    ck_assert_int_eq(j.rc, -1);
+    ck_assert(j.r.cpu_ok);
+    ck_assert_int_eq(j.r.mem_errno, EINVAL);
+    ck_assert(!j.r.mem_ok);
+    ck_assert(hwloc_bitmap_isequal(j.after.cpus, cpu1));
+    np_actual_destroy(&j.after);
+    np_policy_destroy(&p);
+    hwloc_bitmap_free(far);
+}
+END_TEST
+
+Suite *bind_suite(void)
+{
+    Suite *s = suite_create("bind");
+    TCase *tc = tcase_create("bind");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, sets_what_differs);
+    tcase_add_test(tc, sets_nothing_when_inherited);
+    tcase_add_test(tc, unnameable_node);
+    suite_add_tcase(s, tc);
+    return s;
+}
