@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(gcc make pkg-config libhwloc-dev libnuma-dev check junit5 numactl libhdrhistogram-java
+packages=(gcc make pkg-config libhwloc-dev libnuma-dev check junit5 numactl libhdrhistogram-java jq
           clang libclang-rt-14-dev)
 # A JDK with jvmti.h: JDK 17 from Debian unless one is already there.
 if [ ! -f /usr/lib/jvm/java-17-openjdk-amd64/include/jvmti.h ]; then

@@ -14,7 +14,7 @@
  *    java.lang.Thread.eetop -> JavaThread -> OSThread), which places the
  *    ones renamed to a matching name since they started.  A late attach
  *    does one such pass at once, for the threads already running.
- *  - VMDeath logs the summary.
+ *  - VMDeath logs the summary and writes the report (report=FILE).
  * Callbacks run concurrently; np_agent locks what they share. */
 #define _GNU_SOURCE
 #include <jvmti.h>
@@ -194,6 +194,7 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     /* Threads still running may call back after this: the agent stays
      * allocated for the life of the process. */
     np_agent_summary(agent);
+    np_agent_report(agent);
     if (rescan_monitor != NULL) {
         (*jvmti)->RawMonitorEnter(jvmti, rescan_monitor);
         rescan_stop = 1;

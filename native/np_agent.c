@@ -3,6 +3,8 @@
 
 #include "np_autogroup.h"
 #include "np_domains.h"
+#include "np_file.h"
+#include "np_report.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -202,6 +204,25 @@ static enum np_status parse_options(struct np_agent *a, const char *options)
     return NP_OK;
 }
 
+/* report=FILE is opened at start, so that a path that cannot be written
+ * is known now, not when the JVM exits. */
+static enum np_status open_report(struct np_agent *a)
+{
+    if (np_file_path(a->opt.report_file, a->report_path, sizeof a->report_path) == 0)
+        a->report_fd = np_file_open(a->report_path, false);
+    if (a->report_fd >= 0)
+        return NP_OK;
+    char msg[4400];
+    snprintf(msg, sizeof msg, "cannot open report file '%s': %s (%s)", a->report_path,
+             strerror(errno), errname(errno));
+    if (a->opt.strict) {
+        np_log_fatal("%s (strict: the JVM does not start)", msg);
+        return NP_ERR_RUNTIME;
+    }
+    np_log(NP_LOG_WARNING, "%s; no report will be written", msg);
+    return NP_OK;
+}
+
 /* Phase 2: the machine, the plan, and this JVM's group in it. */
 static enum np_status plan(struct np_agent *a)
 {
@@ -337,6 +358,8 @@ static enum np_status start(struct np_agent *a, const char *options)
         fflush(stdout);
         return NP_OK;
     }
+    if (a->opt.report_file != NULL && (st = open_report(a)) != NP_OK)
+        return st;
     if ((st = plan(a)) != NP_OK || a->mine == NULL)
         return st;
     if ((st = targets(a)) != NP_OK || a->nslots == 0)
@@ -385,6 +408,7 @@ enum np_status np_agent_create(const char *options, struct np_agent **out)
         return NP_ERR_RUNTIME;
     }
     a->lock_fd = -1;
+    a->report_fd = -1;
     enum np_status st = start(a, options);
     if (st != NP_OK) {
         np_agent_destroy(a);
@@ -446,7 +470,7 @@ static void bind_failed(struct np_agent *a, struct np_ref e, const char *name, p
                         const char *want, int err)
 {
     char qname[512];
-    np_record_set(&a->record, e, NP_FAILED, err, 0, false);
+    np_record_set(&a->record, e, NP_FAILED, err, 0, false, false);
     np_log(np_once_level(&a->warned_cpu, NP_LOG_WARNING),
            "cannot bind %s tid=%d to cpus=%s: %s (%s); threads that cannot be bound are left "
            "as they were (repeats are logged at debug level)",
@@ -481,7 +505,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     int live, slot;
     struct np_ref e = np_record_add_live(&a->record, name, tid,
                                          a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
-                                         a->opt.cpus != NP_CPUS_NODE, &live, &slot);
+                                         a->opt.cpus != NP_CPUS_NODE, "start", &live, &slot);
     if (e.e == NULL) {
         np_log(np_once_level(&a->warned_oom, NP_LOG_WARNING),
                "out of memory: %s tid=%d is not placed", quoted(qname, sizeof qname, name),
@@ -510,7 +534,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
         bind_failed(a, e, name, tid, want_cpus, r.cpu_errno);
         return;
     }
-    np_record_set(&a->record, e, NP_PLACED, 0, r.mem_errno, r.mem_ok);
+    np_record_set(&a->record, e, NP_PLACED, 0, r.mem_errno, r.cpu_ok, r.mem_ok);
     bool verified = r.cpu_ok && r.mem_ok;
     bool logged = np_log_enabled(NP_LOG_INFO);
     /* What the thread reads back: the target when it verified, except
@@ -580,10 +604,12 @@ static void place_other(struct np_agent *a, struct np_ref e, const char *name, p
     } else {
         hwloc_get_proc_cpubind(a->topo.topology, tid, now, HWLOC_CPUBIND_THREAD);
         np_cpulist(got, sizeof got, now);
-        if (!hwloc_bitmap_isequal(now, cpus))
+        if (!hwloc_bitmap_isequal(now, cpus)) {
+            np_record_set(&a->record, e, NP_PLACED, 0, 0, false, true);
             np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
                    "%s tid=%d reads back cpus=%s, not the planned cpus=%s", qname, (int)tid, got,
                    want);
+        }
         np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s",
                qname, (int)tid, a->opt.group, a->node_list, got, how);
         if (a->opt.mem != NP_MEM_NONE)
@@ -615,7 +641,7 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, const char *
         /* Ended since, placed (or failed) already, or still not matching. */
         if (np_record_copy(&a->record, e, &copy) != 0 || copy.outcome != NP_SKIPPED || !match)
             return;
-        if (np_record_rename(&a->record, e, name, outcome, a->opt.cpus != NP_CPUS_NODE) != 0)
+        if (np_record_rename(&a->record, e, name, outcome, a->opt.cpus != NP_CPUS_NODE, how) != 0)
             return;
         place_other(a, e, name, tid, how);
         return;
@@ -625,7 +651,9 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, const char *
      * reached its ThreadStart yet, or has passed its ThreadEnd. */
     if (strcmp(how, "rescan") == 0)
         return;
-    e = np_record_add(&a->record, name, tid, outcome, match && a->opt.cpus != NP_CPUS_NODE);
+    int live, slot;
+    e = np_record_add_live(&a->record, name, tid, outcome, match && a->opt.cpus != NP_CPUS_NODE, how,
+                           &live, &slot);
     if (e.e == NULL)
         return;
     if (!match) {
@@ -662,10 +690,43 @@ void np_agent_summary(struct np_agent *a)
            a->opt.group, c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, cpus);
 }
 
+void np_agent_report(struct np_agent *a)
+{
+    if (!a->active || a->report_fd < 0)
+        return;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    int e = ENOMEM;
+    if (mem != NULL) {
+        np_report_json(a, mem);
+        e = fclose(mem) == 0 ? 0 : errno;
+    }
+    for (size_t done = 0; e == 0 && done < len;) {
+        ssize_t w = pwrite(a->report_fd, text + done, len - done, (off_t)done);
+        if (w < 0 && errno != EINTR)
+            e = errno;
+        else if (w > 0)
+            done += (size_t)w;
+    }
+    if (e == 0 && ftruncate(a->report_fd, (off_t)len) != 0)
+        e = errno;
+    free(text);
+    close(a->report_fd);
+    a->report_fd = -1;
+    if (e != 0)
+        np_log(NP_LOG_WARNING, "cannot write report file '%s': %s (%s)", a->report_path,
+               strerror(e), errname(e));
+    else
+        np_log(NP_LOG_INFO, "report %s", a->report_path);
+}
+
 void np_agent_destroy(struct np_agent *a)
 {
     if (a == NULL)
         return;
+    if (a->report_fd >= 0)
+        close(a->report_fd);
     if (a->record.slot_live != NULL)
         np_record_destroy(&a->record);
     for (int s = 0; a->slot_cpus_str != NULL && s < a->nslots; s++)

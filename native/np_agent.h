@@ -52,6 +52,8 @@ struct np_agent {
     int cpus_at_load;                 /* CPUs the JVM could use when numapin loaded */
     struct np_record record;
     int lock_fd;                      /* group=auto: the lock held, else -1 */
+    int report_fd;                    /* report=FILE: opened at start, else -1 */
+    char report_path[4096];           /* FILE with %p expanded */
     np_once warned_cpu, warned_mem, warned_verify, warned_oom, warned_oversubscribed,
         warned_reset, told_mem_unchanged;
 };
@@ -82,6 +84,9 @@ void np_agent_thread_end(struct np_agent *a);
 
 /* Logs the summary line. */
 void np_agent_summary(struct np_agent *a);
+
+/* Writes the report (report=FILE) and logs where; once, at exit. */
+void np_agent_report(struct np_agent *a);
 
 /* Releases everything; no callback may run during or after it. */
 void np_agent_destroy(struct np_agent *a);

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "np_log.h"
 
+#include "np_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -31,69 +33,12 @@ void np_log_init(void)
     clock_gettime(CLOCK_MONOTONIC, &start);
 }
 
-/* Opens the log file for appending, refusing what would make numapin write
- * somewhere it was not told to, or hang:
- *  - a symlink as the last component (O_NOFOLLOW: ELOOP), since a log path
- *    in a shared directory may be a link planted by someone else;
- *  - anything but a regular file (EINVAL): a FIFO would block the JVM's
- *    start-up until a reader came (O_NONBLOCK makes a FIFO without reader
- *    fail with ENXIO instead), a device or socket is no log;
- *  - a file with more than one hard link (EMLINK): a link planted in a
- *    shared directory to a file the JVM's user may write;
- *  - in a world-writable sticky directory (/tmp), a file owned by another
- *    user (EACCES), as the kernel's fs.protected_regular does.
- * The directory is opened first and the file relative to it, so the
- * checks concern the directory the file was really opened in.  A file
- * created here is 0600 whatever the umask allows more of. */
-static int open_log_file(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    const char *base = slash != NULL ? slash + 1 : path;
-    if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-        errno = EISDIR;
-        return -1;
-    }
-    char *dir = slash == NULL ? strdup(".") : slash == path ? strdup("/")
-                                                            : strndup(path, (size_t)(slash - path));
-    if (dir == NULL)
-        return -1;
-    int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    free(dir);
-    if (dfd < 0)
-        return -1;
-    int fd = openat(dfd, base,
-                    O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
-                    0600);
-    int e = errno;
-    struct stat st, dst;
-    if (fd >= 0) {
-        if (fstat(fd, &st) != 0 || fstat(dfd, &dst) != 0)
-            e = errno;
-        else if (!S_ISREG(st.st_mode))
-            e = EINVAL;
-        else if (st.st_nlink > 1)
-            e = EMLINK;
-        else if (st.st_uid != geteuid() && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH))
-            e = EACCES;
-        else
-            e = 0;
-        int fl;
-        if (e == 0 && ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
-            e = errno;
-        if (e != 0) {
-            close(fd);
-            fd = -1;
-        }
-    }
-    close(dfd);
-    errno = e;
-    return fd;
-}
-
 int np_log_open(enum np_level level, const char *path)
 {
     if (path != NULL) {
-        int fd = open_log_file(path);
+        char expanded[4096];
+        int fd = np_file_path(path, expanded, sizeof expanded) == 0 ? np_file_open(expanded, true)
+                                                                     : -1;
         if (fd < 0)
             return -1;
         int old = atomic_exchange(&log_fd, fd);

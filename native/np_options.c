@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "np_options.h"
+#include "np_file.h"
 #include "np_topo.h"
 
 #include <errno.h>
@@ -30,8 +31,8 @@ const char *np_cpukind_name(int kind, char *buf, size_t len)
 const char *np_mem_mode_name(enum np_mem_mode m) { return mem_names[m]; }
 
 #define VALID_KEYS                                                                            \
-    "group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, dryrun, strict, " \
-    "help"
+    "group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, report, dryrun, " \
+    "strict, help"
 
 const char *np_options_help(void)
 {
@@ -55,7 +56,9 @@ const char *np_options_help(void)
 "                   threads, on the group's node(s) or on NODES, e.g. bind:0-1+4\n"
 "                   (default preferred)\n"
 "  log=LEVEL[:FILE] off, error, warning, info (default), debug, trace;\n"
-"                   to stdout, or appended to FILE\n"
+"                   to stdout, or appended to FILE (%p: the process id)\n"
+"  report=FILE      at exit, write the placements as JSON to FILE (%p: the\n"
+"                   process id)\n"
 "  dryrun           plan and log, bind nothing\n"
 "  strict           a failure to apply the plan at start-up stops the JVM\n"
 "  help             print this reference; the agent then does nothing\n"
@@ -130,6 +133,13 @@ static int parse_flag(const char *v, bool *out)
     return -1;
 }
 
+/* A file name numapin can expand (%p, %%) and open. */
+static bool valid_path(const char *v)
+{
+    char path[4096];
+    return *v != '\0' && np_file_path(v, path, sizeof path) == 0;
+}
+
 static int parse_log(const char *v, struct np_options *o)
 {
     const char *colon = strchr(v, ':');
@@ -137,7 +147,7 @@ static int parse_log(const char *v, struct np_options *o)
     for (int l = NP_LOG_OFF; l <= NP_LOG_TRACE; l++) {
         const char *name = np_level_name(l);
         if (strlen(name) == n && strncmp(v, name, n) == 0) {
-            if (colon != NULL && colon[1] == '\0')
+            if (colon != NULL && !valid_path(colon + 1))
                 return -1;
             free(o->log_file);
             o->log_file = colon ? strdup(colon + 1) : NULL;
@@ -278,11 +288,11 @@ static int parse_threads(const char *v, struct np_options *o)
 
 enum key {
     K_GROUP, K_GROUPS, K_THREADS, K_SCOPE, K_RESCAN, K_DOMAIN, K_CPUS, K_CPUKIND, K_MEM, K_LOG,
-    K_DRYRUN, K_STRICT, K_HELP, K_COUNT
+    K_REPORT, K_DRYRUN, K_STRICT, K_HELP, K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
     "group", "groups", "threads", "scope", "rescan", "domain", "cpus", "cpukind", "mem", "log",
-    "dryrun", "strict", "help",
+    "report", "dryrun", "strict", "help",
 };
 
 /* Parses one key[=value]; returns -1 with err written on failure. */
@@ -364,6 +374,12 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
         if (parse_log(v, o) == 0)
             return 0;
         break;
+    case K_REPORT:
+        if (valid_path(v)) {
+            o->report_file = strdup(v);
+            return o->report_file != NULL ? 0 : -1;
+        }
+        break;
     case K_DRYRUN:
         if (parse_flag(v, &o->dryrun) == 0)
             return 0;
@@ -401,7 +417,11 @@ valid_values:;
                 sizeof names - strlen(names) - 1);
         valid = names;
         break;
-    case K_LOG: valid = "LEVEL or LEVEL:FILE with LEVEL one of off, error, warning, info, debug, trace"; break;
+    case K_LOG:
+        valid = "LEVEL or LEVEL:FILE with LEVEL one of off, error, warning, info, debug, trace, "
+                "and FILE a path in which %p stands for the process id and %% for '%'";
+        break;
+    case K_REPORT: valid = "a path, in which %p stands for the process id and %% for '%'"; break;
     default: valid = "no value, true or false"; break;
     }
     snprintf(err + used, errlen - used, ": valid values are %s", valid);
@@ -467,6 +487,7 @@ void np_options_free(struct np_options *o)
         free(o->patterns[0]);
     free(o->patterns);
     free(o->threads);
+    free(o->report_file);
     free(o->log_file);
     free(o->mem_nodes);
     memset(o, 0, sizeof *o);

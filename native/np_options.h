@@ -60,6 +60,7 @@ struct np_options {
                            else NULL: the group's own nodes */
     enum np_level log_level;
     char *log_file;     /* NULL: stdout */
+    char *report_file;  /* report=FILE, or NULL */
     bool dryrun;
     bool strict;
     bool help;

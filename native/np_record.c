@@ -170,7 +170,7 @@ struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
                             enum np_outcome outcome, bool take_slot)
 {
     int live, slot;
-    return np_record_add_live(r, name, tid, outcome, take_slot, &live, &slot);
+    return np_record_add_live(r, name, tid, outcome, take_slot, "start", &live, &slot);
 }
 
 int np_record_live(struct np_record *r)
@@ -182,7 +182,8 @@ int np_record_live(struct np_record *r)
 }
 
 struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
-                                 enum np_outcome outcome, bool take_slot, int *live, int *slot)
+                                 enum np_outcome outcome, bool take_slot, const char *how,
+                                 int *live, int *slot)
 {
     struct np_ref ref = {NULL, 0};
     *slot = -1;
@@ -204,8 +205,8 @@ struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t ti
         char *old = e->name;
         unsigned gen = e->gen;
         *e = (struct np_entry){
-            .name = copy, .tid = tid, .outcome = outcome, .slot = -1, .live = true,
-            .mem_ok = true, .gen = gen, .seq = r->seq++, .next_live = r->by_tid[bucket(tid)],
+            .name = copy, .tid = tid, .outcome = outcome, .slot = -1, .live = true, .how = how,
+            .cpu_ok = true, .mem_ok = true, .gen = gen, .seq = r->seq++, .next_live = r->by_tid[bucket(tid)],
         };
         copy = old; /* freed below, outside the lock */
         r->by_tid[bucket(tid)] = e;
@@ -223,7 +224,7 @@ struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t ti
 }
 
 int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcome,
-                  int cpu_errno, int mem_errno, bool mem_ok)
+                  int cpu_errno, int mem_errno, bool cpu_ok, bool mem_ok)
 {
     pthread_mutex_lock(&r->lock);
     if (!current(ref)) {
@@ -243,6 +244,7 @@ int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcom
     e->outcome = outcome;
     e->cpu_errno = cpu_errno;
     e->mem_errno = mem_errno;
+    e->cpu_ok = cpu_ok;
     e->mem_ok = mem_ok;
     tally(&r->total, e, +1);
     r->total.live += counts_live(e);
@@ -259,7 +261,7 @@ void np_record_end(struct np_record *r, struct np_ref ref)
 }
 
 int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
-                     enum np_outcome outcome, bool take_slot)
+                     enum np_outcome outcome, bool take_slot, const char *how)
 {
     char *copy = strdup(name);
     if (copy == NULL)
@@ -275,6 +277,7 @@ int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
         r->total.live -= counts_live(e);
         bool placing = e->outcome == NP_SKIPPED && outcome != NP_SKIPPED;
         e->outcome = outcome;
+        e->how = how;
         if (placing && take_slot)
             take_slot_locked(r, e);
         tally(&r->total, e, +1);

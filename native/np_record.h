@@ -34,8 +34,10 @@ struct np_entry {
     enum np_outcome outcome;
     int slot;          /* index into the group's slots; -1 when none */
     bool live;         /* between ThreadStart and ThreadEnd */
+    const char *how;   /* "start" (ThreadStart), "attach" or "rescan" (placed from outside) */
     int cpu_errno;
     int mem_errno;
+    bool cpu_ok;       /* CPUs read back as placed */
     bool mem_ok;       /* memory policy read back as requested (or none) */
     unsigned gen;      /* how many times the entry was reused */
     unsigned long seq; /* order of addition, over the record's life */
@@ -83,10 +85,12 @@ void np_record_destroy(struct np_record *r);
 struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
                             enum np_outcome outcome, bool take_slot);
 
-/* Like np_record_add, also returning the live count including the new
- * entry in *live and its slot (or -1) in *slot. */
+/* Like np_record_add (which records how "start"), saying how numapin saw
+ * the thread (a static string), and also returning the live count
+ * including the new entry in *live and its slot (or -1) in *slot. */
 struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
-                                 enum np_outcome outcome, bool take_slot, int *live, int *slot);
+                                 enum np_outcome outcome, bool take_slot, const char *how,
+                                 int *live, int *slot);
 
 /* Live threads placed (or, in a dry run, that would be). */
 int np_record_live(struct np_record *r);
@@ -94,7 +98,7 @@ int np_record_live(struct np_record *r);
 /* Sets an entry's outcome after binding.  Returns 0, or -1 (nothing
  * changed) when the entry was reused. */
 int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcome,
-                  int cpu_errno, int mem_errno, bool mem_ok);
+                  int cpu_errno, int mem_errno, bool cpu_ok, bool mem_ok);
 
 /* The live entry of thread `tid` (e NULL when none). */
 struct np_ref np_record_find_live(struct np_record *r, pid_t tid);
@@ -103,11 +107,11 @@ struct np_ref np_record_find_live(struct np_record *r, pid_t tid);
  * Returns 0, or -1 when the entry was reused. */
 int np_record_copy(struct np_record *r, struct np_ref ref, struct np_entry *out);
 
-/* Renames a live entry and sets its outcome (a thread placed after a
- * rename).  Returns 0, or -1 when the entry has ended or was reused, or
+/* Renames a live entry and sets its outcome, seen `how` (a thread placed
+ * after a rename).  Returns 0, or -1 when the entry has ended or was reused, or
  * memory ran out. */
 int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
-                     enum np_outcome outcome, bool take_slot);
+                     enum np_outcome outcome, bool take_slot, const char *how);
 
 /* The thread ended: it no longer counts in its slot, and its entry may be
  * reused.  Ending twice, or a reused entry, changes nothing. */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "np_agent.h"
@@ -194,6 +195,43 @@ START_TEST(group1_places_on_cpu1)
     ck_assert_int_eq(t_count_lines(log, " group=1 node=1 cpus=1 mem=default"), 2);
     ck_assert_int_eq(t_count_lines(log, "] skipped"), 0); /* debug only */
     ck_assert_int_eq(t_count_lines(log, "] summary group=1 placed=2 would_place=0 skipped=1 failed=0 mem_failed=0 cpus=1"), 1);
+    free(log);
+}
+END_TEST
+
+/* report=FILE (%p expanded): the placements as JSON, read back with jq. */
+START_TEST(report_lists_threads)
+{
+    char pattern[600], path[600];
+    snprintf(pattern, sizeof pattern, "%s/report-%%p.json", dir);
+    snprintf(path, sizeof path, "%s/report-%d.json", dir, (int)getpid());
+    /* Group 1 is node 1, which this kernel lacks: its policy is refused. */
+    struct np_agent *a = create("group=1,log=info:%s,report=%s", log_path, pattern);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1");
+    run_thread(a, "Reference \"Handler\"", cpus, sizeof cpus);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0); /* opened at start */
+    ck_assert_int_eq(st.st_size, 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0600);
+    np_agent_summary(a);
+    np_agent_report(a);
+    np_agent_destroy(a);
+    char *argv[] = {"/usr/bin/jq", "-r",
+                    ".numapin, .plan.node, .plan.mem, .totals.placed, .totals.skipped, "
+                    ".totals.mem_failed, (.threads[] | \"\\(.name)|\\(.outcome)|\\(.how)|"
+                    "\\(.cpus)|\\(.mem)|\\(.verified)|\\(.cpu_error)|\\(.mem_error)|\\(.live)\")",
+                    path, NULL};
+    char *out = NULL, *err = NULL;
+    ck_assert_msg(t_run(argv, &out, &err) == 0, "jq: %s", err);
+    ck_assert_str_eq(out, "1\n1\npreferred:1\n1\n1\n1\n"
+                          "ForkJoinPool-1-worker-1|placed|start|1|null|false|null|EINVAL|false\n"
+                          "Reference \"Handler\"|skipped|start|null|null|null|null|null|false\n");
+    free(out);
+    free(err);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "] report "), 1);
     free(log);
 }
 END_TEST
@@ -427,6 +465,7 @@ Suite *agent_suite(void)
     tcase_add_test(tc, cpus_core_least_loaded);
     tcase_add_test(tc, help_does_nothing);
     tcase_add_test(tc, unopenable_log);
+    tcase_add_test(tc, report_lists_threads);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "np_file.h"
 #include "np_log.h"
 #include "tests.h"
 
@@ -276,6 +277,64 @@ START_TEST(fatal_goes_to_stderr_and_file)
 }
 END_TEST
 
+START_TEST(file_path_expansion)
+{
+    char out[64], want[64];
+    snprintf(want, sizeof want, "/tmp/numapin-%d.log", (int)getpid());
+    ck_assert_int_eq(np_file_path("/tmp/numapin-%p.log", out, sizeof out), 0);
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(np_file_path("100%%-%p%%", out, sizeof out), 0);
+    snprintf(want, sizeof want, "100%%-%d%%", (int)getpid());
+    ck_assert_str_eq(out, want);
+    ck_assert_int_eq(np_file_path("plain", out, sizeof out), 0);
+    ck_assert_str_eq(out, "plain");
+    errno = 0;
+    ck_assert_int_eq(np_file_path("a%t", out, sizeof out), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_int_eq(np_file_path("trailing%", out, sizeof out), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_int_eq(np_file_path("%p", out, 3), -1); /* a pid of 3+ digits does not fit */
+    ck_assert_int_eq(errno, ENAMETOOLONG);
+    ck_assert_int_eq(np_file_path("abc", out, 3), -1);
+    ck_assert_int_eq(np_file_path("ab", out, 3), 0);
+}
+END_TEST
+
+/* A file opened to be rewritten (a report) is emptied, but only once the
+ * checks passed: a link planted to another file leaves it whole. */
+START_TEST(file_rewrite)
+{
+    char dir[256], path[512], other[512], *text;
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    snprintf(other, sizeof other, "%s/precious", dir);
+    ck_assert_int_eq(t_write_file(path, "old contents, longer than the new\n", 34), 0);
+    int fd = np_file_open(path, false);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "new\n", 4), 4);
+    close(fd);
+    ck_assert_str_eq(text = t_read_file(path, NULL), "new\n");
+    free(text);
+    ck_assert_int_eq(t_write_file(other, "keep me\n", 8), 0);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(link(other, path), 0); /* two links: refused */
+    errno = 0;
+    ck_assert_int_eq(np_file_open(path, false), -1);
+    ck_assert_int_eq(errno, EMLINK);
+    ck_assert_str_eq(text = t_read_file(other, NULL), "keep me\n");
+    free(text);
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(symlink(other, path), 0); /* a symlink: refused */
+    ck_assert_int_eq(np_file_open(path, false), -1);
+    ck_assert_int_eq(errno, ELOOP);
+    ck_assert_str_eq(text = t_read_file(other, NULL), "keep me\n");
+    free(text);
+    unlink(path);
+    unlink(other);
+    t_rmdir(dir);
+}
+END_TEST
+
 START_TEST(once)
 {
     np_once a = false, b = false;
@@ -301,6 +360,8 @@ Suite *log_suite(void)
     tcase_add_test(tc, refuses_symlink);
     tcase_add_test(tc, fatal_goes_to_stderr_and_file);
     tcase_add_test(tc, once);
+    tcase_add_test(tc, file_path_expansion);
+    tcase_add_test(tc, file_rewrite);
     suite_add_tcase(s, tc);
     return s;
 }

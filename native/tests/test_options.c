@@ -193,6 +193,12 @@ START_TEST(log_level_and_file)
     ck_assert_str_eq(o.log_file, "/a:b");
     np_options_free(&o);
     ck_assert_ptr_null(o.log_file); /* np_options_free clears */
+    ck_assert_int_eq(parse("log=info:/tmp/g1-%p.log,report=/tmp/g1-%p-100%%.json", &o, err,
+                           sizeof err), 0);
+    ck_assert_str_eq(o.log_file, "/tmp/g1-%p.log"); /* expanded when opened */
+    ck_assert_str_eq(o.report_file, "/tmp/g1-%p-100%%.json");
+    np_options_free(&o);
+    ck_assert_ptr_null(o.report_file);
 }
 END_TEST
 
@@ -203,9 +209,9 @@ static const struct {
     const char *names;   /* the option, as the message quotes it */
     const char *valid;   /* part of the valid-values text */
 } bad[] = {
-    {"bogus=1", "'bogus'", "valid options are group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, dryrun, strict, help"},
+    {"bogus=1", "'bogus'", "valid options are group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, report, dryrun, strict, help"},
     {"Group=1", "'Group'", "valid options are group, groups"},
-    {"group=1,,mem=bind", "empty option", "valid options are group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, dryrun, strict, help"},
+    {"group=1,,mem=bind", "empty option", "valid options are group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, report, dryrun, strict, help"},
     {",", "empty option", "valid options are group"},
     {"group=1,", "empty option", "valid options are group"},
     {"group=-1", "'group'", "valid values are auto, or a group index from 0 to 4095"},
@@ -246,6 +252,10 @@ static const struct {
     {"log=info:", "'log'", "off, error, warning, info, debug, trace"},
     {"log=:file", "'log'", "off, error, warning, info, debug, trace"},
     {"log=", "'log'", "off, error, warning, info, debug, trace"},
+    {"log=info:/tmp/a-%d.log", "'log'", "%p stands for the process id"},
+    {"report=", "'report'", "a path, in which %p stands for the process id"},
+    {"report=/tmp/r-%q.json", "'report'", "%p stands for the process id and %% for '%'"},
+    {"report=/tmp/r-%", "'report'", "%p stands for the process id"},
     {"threads=", "'threads'", "shell globs separated by '|'"},
     {"threads=a||b", "'threads'", "shell globs separated by '|'"},
     {"threads=|a", "'threads'", "shell globs separated by '|'"},
@@ -440,7 +450,7 @@ START_TEST(help_text)
     const char *h = np_options_help();
     const char *keys[] = {"group=N", "groups=N", "threads=", "cpus=node|core|pu",
                           "mem=preferred|bind|interleave|local|none", "log=LEVEL[:FILE]",
-                          "dryrun", "strict", "help", NP_DEFAULT_THREADS};
+                          "report=FILE", "dryrun", "strict", "help", NP_DEFAULT_THREADS};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         ck_assert_msg(strstr(h, keys[i]) != NULL, "help lacks %s", keys[i]);
 }

@@ -79,7 +79,7 @@ START_TEST(failed_frees_slot)
     ck_assert_int_eq(np_record_init(&r, 2), 0);
     struct np_ref a = np_record_add(&r, "a", 1, NP_PLACED, true);
     ck_assert_int_eq(a.e->slot, 0);
-    np_record_set(&r, a, NP_FAILED, 22, 0, false);
+    np_record_set(&r, a, NP_FAILED, 22, 0, false, false);
     ck_assert_int_eq(a.e->slot, -1);
     ck_assert_int_eq(a.e->cpu_errno, 22);
     expect_live(&r, (int[]){0, 0}, 2);
@@ -103,9 +103,9 @@ START_TEST(counts)
     np_record_add(&r, "s2", 5, NP_SKIPPED, false);
     np_record_add(&r, "w1", 6, NP_WOULD_PLACE, false);
     struct np_ref f1 = np_record_add(&r, "f1", 7, NP_PLACED, true);
-    np_record_set(&r, p2, NP_PLACED, 0, 22, false);   /* memory failed */
-    np_record_set(&r, p3, NP_PLACED, 0, 0, true);
-    np_record_set(&r, f1, NP_FAILED, 1, 0, false);
+    np_record_set(&r, p2, NP_PLACED, 0, 22, true, false);   /* memory failed */
+    np_record_set(&r, p3, NP_PLACED, 0, 0, true, true);
+    np_record_set(&r, f1, NP_FAILED, 1, 0, false, false);
     np_record_end(&r, p1);
     np_record_end(&r, f1);
     struct np_counts c;
@@ -291,8 +291,8 @@ START_TEST(stale_ref)
     ck_assert_ptr_eq(now.e, old.e);
     ck_assert_uint_eq(now.gen, old.gen + 1);
     /* A rescan holding the old ref renames, sets, copies, ends: refused. */
-    ck_assert_int_eq(np_record_rename(&r, found, "Match-1", NP_PLACED, true), -1);
-    ck_assert_int_eq(np_record_set(&r, found, NP_FAILED, 1, 0, false), -1);
+    ck_assert_int_eq(np_record_rename(&r, found, "Match-1", NP_PLACED, true, "rescan"), -1);
+    ck_assert_int_eq(np_record_set(&r, found, NP_FAILED, 1, 0, false, false), -1);
     struct np_entry copy;
     ck_assert_int_eq(np_record_copy(&r, found, &copy), -1);
     np_record_end(&r, found);
@@ -314,7 +314,7 @@ START_TEST(stale_ref)
     /* An ended entry not reused yet is no longer renamed either. */
     r.keep_ended = 5;
     np_record_end(&r, now);
-    ck_assert_int_eq(np_record_rename(&r, now, "again", NP_PLACED, true), -1);
+    ck_assert_int_eq(np_record_rename(&r, now, "again", NP_PLACED, true, "rescan"), -1);
     ck_assert_str_eq(now.e->name, "other");
     np_record_destroy(&r);
 }
@@ -327,9 +327,9 @@ START_TEST(totals_follow_changes)
     ck_assert_int_eq(np_record_init(&r, 1), 0);
     r.keep_ended = 0;
     struct np_ref a = np_record_add(&r, "a", 1, NP_SKIPPED, false);
-    ck_assert_int_eq(np_record_rename(&r, a, "A", NP_PLACED, true), 0); /* renamed to match */
+    ck_assert_int_eq(np_record_rename(&r, a, "A", NP_PLACED, true, "rescan"), 0); /* renamed to match */
     ck_assert_int_eq(a.e->slot, 0);
-    ck_assert_int_eq(np_record_set(&r, a, NP_PLACED, 0, 22, false), 0); /* memory failed */
+    ck_assert_int_eq(np_record_set(&r, a, NP_PLACED, 0, 22, true, false), 0); /* memory failed */
     struct np_counts c;
     np_record_counts(&r, &c);
     ck_assert_int_eq(c.skipped, 0);
@@ -340,7 +340,7 @@ START_TEST(totals_follow_changes)
     struct np_ref b = np_record_add(&r, "b", 2, NP_PLACED, true);
     ck_assert_ptr_eq(b.e, a.e);
     ck_assert(b.e->mem_ok);
-    ck_assert_int_eq(np_record_set(&r, b, NP_FAILED, 1, 0, false), 0);
+    ck_assert_int_eq(np_record_set(&r, b, NP_FAILED, 1, 0, false, false), 0);
     np_record_counts(&r, &c);
     ck_assert_int_eq(c.placed, 1);
     ck_assert_int_eq(c.mem_failed, 1);

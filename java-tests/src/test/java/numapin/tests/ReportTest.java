@@ -1,0 +1,122 @@
+package numapin.tests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+import numapin.tests.ChildResult.Placed;
+
+/**
+ * The placement report (report=FILE): JSON that jq reads, written at exit
+ * with mode 0600, "%p" in its name the JVM's pid, and the same facts as
+ * the log: each placed and skipped thread with its tid, CPUs and memory
+ * policy, and the summary's totals.
+ */
+@ExtendWith(RunLogs.class)
+class ReportTest {
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void machine() {
+        Machine.requireCpus0And1();
+    }
+
+    /** jq's output for a filter on a file; jq's exit status must be 0. */
+    static List<String> jq(String filter, Path file) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("jq", "-r", filter, file.toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "jq did not finish");
+        assertEquals(0, p.exitValue(), "jq " + filter + " " + file + ":\n" + out);
+        return ChildResult.lines(out.isEmpty() ? "\n" : out).stream().filter(l -> !l.isEmpty())
+                .collect(Collectors.toList());
+    }
+
+    static Path onlyReport(Path dir, String ctx) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            List<Path> r = s.filter(f -> f.getFileName().toString().startsWith("report-")).toList();
+            assertEquals(1, r.size(), "report files in " + dir + ": " + r + "\n" + ctx);
+            return r.get(0);
+        }
+    }
+
+    @Test
+    void reportAgreesWithTheLogAndTheSummary() throws Exception {
+        ChildResult r = ChildJvm.probe(PlacementTest.MIX).fakeTwoNodes()
+                .options("group=0,groups=2,log=debug,report=" + dir + "/report-%p.json").run().assertExit(0);
+        String ctx = r.describe();
+        Path file = onlyReport(dir, ctx);
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)),
+                "report file mode\n" + ctx);
+        // "%p" is the JVM's pid, which the report states.
+        String pid = jq(".pid", file).get(0);
+        assertEquals("report-" + pid + ".json", file.getFileName().toString(), ctx);
+        assertEquals(List.of("1"), jq(".numapin", file), "format version\n" + ctx);
+        assertEquals(List.of("0 2 0 0-0"), jq("\"\\(.plan.group) \\(.plan.groups) \\(.plan.node) "
+                + "\\(.plan.cpus)-\\(.plan.cpus)\"", file), "plan: group 0 of 2 is node 0, CPU 0\n" + ctx);
+        assertTrue(r.logLines().stream().anyMatch(l -> l.endsWith("[info][numapin] report " + file)),
+                "no 'report FILE' line\n" + ctx);
+
+        // Each thread of the report, by tid: outcome, name, cpus, mem.
+        Map<Long, String> report = new HashMap<>();
+        for (String l : jq(".threads[] | \"\\(.tid)\\t\\(.outcome)\\t\\(.name)\\t\\(.cpus)\\t\\(.mem)"
+                + "\\t\\(.how)\\t\\(.verified)\"", file)) {
+            String[] f = l.split("\t", 2);
+            assertEquals(null, report.put(Long.parseLong(f[0]), f[1]), "two entries for tid " + f[0] + "\n" + ctx);
+        }
+        List<Placed> placed = ChildResult.placed(r.logLines(), "placed");
+        assertTrue(placed.size() >= 4, "placed lines\n" + ctx);
+        for (Placed p : placed) {
+            assertEquals("placed\t" + p.name() + "\t" + p.cpus() + "\t" + p.mem() + "\tstart\ttrue",
+                    report.get(p.tid()), "report entry for " + p.line() + "\n" + ctx);
+        }
+        Map<String, Long> skipped = ChildResult.skipped(r.logLines());
+        assertTrue(!skipped.isEmpty(), "skipped lines\n" + ctx);
+        for (Map.Entry<String, Long> s : skipped.entrySet()) {
+            assertEquals("skipped\t" + s.getKey() + "\tnull\tnull\tstart\tnull", report.get(s.getValue()),
+                    "report entry for skipped \"" + s.getKey() + "\"\n" + ctx);
+        }
+        // The totals are the summary's.
+        Map<String, String> summary = Lines.summary(r);
+        for (String k : List.of("placed", "skipped", "failed", "mem_failed")) {
+            assertEquals(List.of(summary.get(k)), jq(".totals." + k, file), "totals." + k + " vs. the summary\n"
+                    + ctx);
+        }
+        assertEquals(List.of(String.valueOf(placed.size() + skipped.size())), jq(".threads | length", file),
+                "one entry per placed or skipped line\n" + ctx);
+    }
+
+    @Test
+    void aReportThatCannotBeWrittenIsOneWarningOrUnderStrictNoStart() throws Exception {
+        String missing = dir.resolve("no-such-dir").resolve("report.json").toString();
+        ChildResult r = ChildJvm.probe("common").fakeTwoNodes().options("report=" + missing).run().assertExit(0);
+        List<String> w = r.failureWarnings();
+        assertEquals(1, w.size(), "warnings\n" + r.describe());
+        assertTrue(w.get(0).contains("cannot open report file '" + missing + "': No such file or directory (ENOENT)"
+                + "; no report will be written"), w.get(0));
+        assertTrue(!r.probes().isEmpty(), "the JVM went on\n" + r.describe());
+
+        ChildResult s = ChildJvm.version().fakeTwoNodes().options("strict,report=" + missing).run();
+        assertNotEquals(0, s.exitCode, "exit status under strict\n" + s.describe());
+        List<String> errors = s.stderrLogLines();
+        assertEquals(1, errors.size(), "error lines\n" + s.describe());
+        assertTrue(errors.get(0).contains("[error][numapin] cannot open report file '" + missing + "'"), errors.get(0));
+    }
+}
