@@ -21,7 +21,7 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 \
 LDFLAGS ?=
 LDLIBS  := -lhwloc -lnuma -lpthread
 
-CLI_SRC  := native/numapin_cli.c native/numapin_groups.c
+CLI_SRC  := native/numapin_cli.c native/numapin_groups.c native/numapin_check.c
 CORE_SRC := $(filter-out $(CLI_SRC),$(wildcard native/*.c))
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 TEST_SRC := $(wildcard native/tests/*.c)

@@ -104,6 +104,13 @@ static hwloc_obj_t home_of(hwloc_obj_t pu)
     return NULL;
 }
 
+int np_topo_home(const struct np_topo *t, unsigned cpu)
+{
+    hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(t->topology, cpu);
+    hwloc_obj_t home = pu != NULL ? home_of(pu) : NULL;
+    return home != NULL ? (int)home->os_index : -1;
+}
+
 /* Allowed CPUs with no usable node of their own (its memory is outside
  * the cgroup's cpuset.mems, or offline) join the nearest usable node in the
  * tree: the first ancestor whose CPUs reach one; among several, the one

@@ -48,6 +48,10 @@ void np_topo_destroy(struct np_topo *t);
  * destroyed). */
 int np_topo_restrict(struct np_topo *t, hwloc_const_bitmap_t cpus, char *err, size_t errlen);
 
+/* The OS index of CPU `cpu`'s home node (see np_topo.c: the nearest
+ * attached node, ordinary memory first), or -1 when it has none. */
+int np_topo_home(const struct np_topo *t, unsigned cpu);
+
 /* One line describing the machine: source, counts, allowed CPUs. */
 void np_topo_summary(const struct np_topo *t, char *buf, size_t len);
 

@@ -4,6 +4,7 @@
  *                [--topology FILE.xml | --synthetic DESC] [--json]
  *   numapin topo [--topology FILE.xml | --synthetic DESC] [--json]
  *   numapin groups --groups N [...] -- CMD ARGS...   (numapin_groups.c)
+ *   numapin check PID [--threads GLOBS] [--json] [...] (numapin_check.c)
  *
  * `plan` prints the plan numapin's agent would follow on this machine (or
  * on the given topology): the same library code, so what it prints is what
@@ -19,6 +20,7 @@
 
 #include "np_describe.h"
 #include "np_plan.h"
+#include "numapin_check.h"
 #include "numapin_groups.h"
 #include "np_topo.h"
 
@@ -27,9 +29,11 @@ static const char usage[] =
     "                    [--topology FILE.xml | --synthetic DESC] [--restrict CPUS] [--json]\n"
     "       numapin topo [--topology FILE.xml | --synthetic DESC] [--restrict CPUS] [--json]\n"
     "       numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] -- CMD ARGS...\n"
+    "       numapin check PID [--threads GLOB|GLOB...] [--json] [--jcmd PATH | --kernel-names]\n"
     "       numapin help\n"
     "plan: how N JVM groups are placed on this machine (or on the given topology).\n"
     "topo: the machine as numapin sees it.\n"
+    "check: where the threads of a running process (a JVM) may run and last ran, by name.\n"
     "--restrict CPUS: only these CPUs (cpulist, e.g. 0-7,16) may be used, as under a cgroup cpuset.\n";
 
 static int die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -235,5 +239,7 @@ int main(int argc, char **argv)
         return cmd(argc - 1, argv + 1, 1);
     if (strcmp(argv[1], "groups") == 0)
         return numapin_groups(argc - 1, argv + 1);
+    if (strcmp(argv[1], "check") == 0)
+        return numapin_check(argc - 1, argv + 1);
     return die_usage("unknown command '%s'", argv[1]);
 }

@@ -25,6 +25,7 @@ Suite *cli_suite(void);
 Suite *expected_suite(void);
 Suite *advise_suite(void);
 Suite *bind_suite(void);
+Suite *check_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);

@@ -1,0 +1,214 @@
+/* `numapin check PID`: where the threads of a running process may run and
+ * last ran, by name, and where its memory is (np_check.c).
+ *
+ * Java names come from the JVM's own thread dump, `jcmd PID Thread.print`
+ * (the jcmd beside the process's java, else --jcmd, else jcmd on PATH): a
+ * thread dump stops the JVM at a safepoint for a moment, as jcmd always
+ * does.  --kernel-names reads only /proc, touching nothing. */
+#define _GNU_SOURCE
+#include "numapin_check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "np_check.h"
+#include "np_options.h"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: numapin check PID [--threads GLOB|GLOB...] [--json] [--jcmd PATH | --kernel-names]\n"
+    "Where the threads of process PID may run (cpus, their nodes) and last ran, and its\n"
+    "memory per node.  Java thread names come from `jcmd PID Thread.print` (a brief\n"
+    "safepoint in the JVM); --kernel-names uses the kernel's 15-byte names and touches nothing.\n";
+
+/* The jcmd of the JDK the process runs: bin/jcmd beside its bin/java. */
+static int jcmd_beside(pid_t pid, char *buf, size_t len)
+{
+    char link[64], exe[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+    ssize_t n = readlink(link, exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL || (size_t)(slash - exe) + sizeof "/jcmd" > len)
+        return -1;
+    snprintf(buf, len, "%.*s/jcmd", (int)(slash - exe), exe);
+    return access(buf, X_OK);
+}
+
+/* Runs `jcmd PID Thread.print`, its output into *out, for at most
+ * `seconds`.  Returns jcmd's exit status, or -1 (a message in err). */
+static int thread_dump(const char *jcmd, pid_t pid, int seconds, char **out, char *err, size_t errlen)
+{
+    int pipefd[2];
+    *out = NULL;
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    char pidarg[24];
+    snprintf(pidarg, sizeof pidarg, "%d", (int)pid);
+    char *argv[] = {(char *)jcmd, pidarg, "Thread.print", NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDERR_FILENO);
+    pid_t child;
+    int e = posix_spawn(&child, jcmd, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipefd[1]);
+    if (e != 0) {
+        close(pipefd[0]);
+        snprintf(err, errlen, "cannot run %s: %s", jcmd, strerror(e));
+        return -1;
+    }
+    fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+    size_t len = 0, cap = 0;
+    char *text = NULL;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int status = -1;
+    bool eof = false;
+    for (;;) {
+        char buf[65536];
+        ssize_t r = read(pipefd[0], buf, sizeof buf);
+        if (r > 0) {
+            if (len + (size_t)r + 1 > cap) {
+                cap = (len + (size_t)r + 1) * 2;
+                char *m = realloc(text, cap);
+                if (m == NULL)
+                    break;
+                text = m;
+            }
+            memcpy(text + len, buf, (size_t)r);
+            len += (size_t)r;
+            continue;
+        }
+        eof = eof || r == 0;
+        pid_t w = waitpid(child, &status, WNOHANG);
+        if (w == child && eof)
+            break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= seconds) {
+            kill(child, SIGKILL);
+            if (w != child)
+                waitpid(child, &status, 0);
+            close(pipefd[0]);
+            free(text);
+            snprintf(err, errlen, "%s %d Thread.print did not answer in %d s", jcmd, (int)pid, seconds);
+            return -1;
+        }
+        if (w == child && !eof)
+            continue; /* drain what is left */
+        struct timespec pause = {0, 10 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    close(pipefd[0]);
+    if (text == NULL && (text = strdup("")) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    text[len] = '\0';
+    *out = text;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int numapin_check(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"threads", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
+        {"jcmd", required_argument, NULL, 'c'},    {"kernel-names", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    const char *threads = NULL, *jcmd = NULL;
+    bool json = false, kernel_only = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't': threads = optarg; break;
+        case 'j': json = true; break;
+        case 'c': jcmd = optarg; break;
+        case 'k': kernel_only = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    char *stop = NULL;
+    long pid = optind == argc - 1 ? strtol(argv[optind], &stop, 10) : 0;
+    if (pid <= 0 || pid > INT_MAX || *stop != '\0') {
+        fprintf(stderr, "numapin check: give one process id\n%s", usage);
+        return 2;
+    }
+    if (threads != NULL) {
+        struct np_options o;
+        char opt[1200], err[512];
+        snprintf(opt, sizeof opt, "threads=%s", threads);
+        int bad = np_options_parse(opt, &o, err, sizeof err);
+        np_options_free(&o);
+        if (bad) {
+            const char *valid = strstr(err, ": valid values");
+            fprintf(stderr, "numapin check: invalid --threads '%s'%s\n", threads, valid ? valid : "");
+            return 2;
+        }
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld", pid);
+    if (access(path, F_OK) != 0) {
+        fprintf(stderr, "numapin check: no process %ld\n", pid);
+        return 1;
+    }
+
+    struct np_named *names = NULL;
+    int nnames = 0;
+    char jpath[PATH_MAX], err[PATH_MAX + 512];
+    if (!kernel_only) {
+        if (jcmd == NULL && jcmd_beside((pid_t)pid, jpath, sizeof jpath) == 0)
+            jcmd = jpath;
+        if (jcmd == NULL)
+            jcmd = "/usr/bin/jcmd";
+        char *dump = NULL;
+        int rc = thread_dump(jcmd, (pid_t)pid, 30, &dump, err, sizeof err);
+        if (rc == 0)
+            nnames = np_check_parse_dump(dump, &names);
+        if (rc != 0 || nnames <= 0) {
+            if (rc > 0)
+                snprintf(err, sizeof err, "%s %ld Thread.print exited with %d", jcmd, pid, rc);
+            else if (rc == 0)
+                snprintf(err, sizeof err, "%s %ld Thread.print listed no thread", jcmd, pid);
+            fprintf(stderr, "numapin check: no Java thread names (%s): the kernel's are shown\n", err);
+            nnames = 0;
+        }
+        free(dump);
+    }
+    struct np_topo t;
+    if (np_topo_load(&t, NULL, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "numapin check: %s\n", err);
+        np_check_named_free(names, nnames);
+        return 1;
+    }
+    struct np_check result;
+    int rc = np_check_collect(&t, (pid_t)pid, names, nnames, &result, err, sizeof err);
+    np_check_named_free(names, nnames);
+    if (rc != 0) {
+        fprintf(stderr, "numapin check: %s\n", err);
+        np_topo_destroy(&t);
+        return 1;
+    }
+    np_check_print(&result, threads, json, stdout);
+    np_check_free(&result);
+    np_topo_destroy(&t);
+    return 0;
+}
