@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -74,46 +75,53 @@ static int thread_dump(const char *jcmd, pid_t pid, int seconds, char **out, cha
         snprintf(err, errlen, "cannot run %s: %s", jcmd, strerror(e));
         return -1;
     }
-    fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+    /* Read until end of file, then reap jcmd; kill it when time is up. */
     size_t len = 0, cap = 0;
     char *text = NULL;
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    int status = -1;
-    bool eof = false;
+    bool timed_out = false, oom = false;
     for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long left_ms = seconds * 1000L - ((now.tv_sec - start.tv_sec) * 1000L +
+                                          (now.tv_nsec - start.tv_nsec) / 1000000L);
+        struct pollfd p = {pipefd[0], POLLIN, 0};
+        if (left_ms <= 0 || (poll(&p, 1, (int)left_ms) == 0)) {
+            timed_out = true;
+            break;
+        }
         char buf[65536];
         ssize_t r = read(pipefd[0], buf, sizeof buf);
-        if (r > 0) {
-            if (len + (size_t)r + 1 > cap) {
-                cap = (len + (size_t)r + 1) * 2;
-                char *m = realloc(text, cap);
-                if (m == NULL)
-                    break;
-                text = m;
-            }
-            memcpy(text + len, buf, (size_t)r);
-            len += (size_t)r;
+        if (r < 0 && errno == EINTR)
             continue;
-        }
-        eof = eof || r == 0;
-        pid_t w = waitpid(child, &status, WNOHANG);
-        if (w == child && eof)
+        if (r <= 0)
             break;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - start.tv_sec >= seconds) {
-            kill(child, SIGKILL);
-            if (w != child)
-                waitpid(child, &status, 0);
-            close(pipefd[0]);
-            free(text);
-            snprintf(err, errlen, "%s %d Thread.print did not answer in %d s", jcmd, (int)pid, seconds);
-            return -1;
+        if (len + (size_t)r + 1 > cap) {
+            size_t ncap = (len + (size_t)r + 1) * 2;
+            char *m = realloc(text, ncap);
+            if (m == NULL) {
+                oom = true;
+                break;
+            }
+            text = m;
+            cap = ncap;
         }
-        if (w == child && !eof)
-            continue; /* drain what is left */
-        struct timespec pause = {0, 10 * 1000 * 1000};
-        nanosleep(&pause, NULL);
+        memcpy(text + len, buf, (size_t)r);
+        len += (size_t)r;
+    }
+    if (timed_out || oom)
+        kill(child, SIGKILL);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (timed_out || oom) {
+        close(pipefd[0]);
+        free(text);
+        if (timed_out)
+            snprintf(err, errlen, "%s %d Thread.print did not answer in %d s", jcmd, (int)pid, seconds);
+        else
+            snprintf(err, errlen, "out of memory");
+        return -1;
     }
     close(pipefd[0]);
     if (text == NULL && (text = strdup("")) == NULL) {

@@ -148,4 +148,18 @@ class CheckTest {
         assertEquals("2", badGlob[0], badGlob[1]);
         assertTrue(badGlob[1].contains("numapin check: invalid --threads 'a[': valid values are shell globs"), badGlob[1]);
     }
+
+    @Test
+    void withoutAThreadDumpTheKernelNamesAreShownAfterOneLine() {
+        // This test's own JVM, with a jcmd that fails.
+        String pid = String.valueOf(ProcessHandle.current().pid());
+        String[] r = Launch.tool(RunLogs.newRunDir(), HarnessTest.numapin().toString(), "check", pid, "--jcmd",
+                "/bin/false");
+        assertEquals("0", r[0], r[1]);
+        assertEquals(1, r[1].lines().filter(l -> l.startsWith("numapin check: ")).count(), r[1]);
+        assertTrue(r[1].contains("numapin check: no Java thread names (/bin/false " + pid
+                + " Thread.print exited with 1): the kernel's are shown"), r[1]);
+        Map<Long, Seen> seen = threads(r[1]);
+        assertTrue(seen.size() > 5 && seen.values().stream().allMatch(Seen::kernelName), r[1]);
+    }
 }
