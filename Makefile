@@ -20,6 +20,8 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 \
            -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2 -Inative $(EXTRA_CFLAGS)
 LDFLAGS ?=
 LDLIBS  := -lhwloc -lnuma -lpthread
+VERSION := $(shell cat VERSION)
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 CLI_SRC  := native/numapin_cli.c native/numapin_groups.c native/numapin_check.c
 CORE_SRC := $(filter-out $(CLI_SRC),$(wildcard native/*.c))
@@ -37,6 +39,8 @@ $(B)/%.o: %.c $(wildcard native/*.h) Makefile
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/agent/agent.o: CFLAGS += -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
+$(CLI_SRC:%.c=$(B)/%.o): CFLAGS += -DNP_VERSION='"$(VERSION)"' $(if $(MULTIARCH),-DNP_MULTIARCH='"$(MULTIARCH)"')
+$(CLI_SRC:%.c=$(B)/%.o): VERSION
 
 $(B)/libnumapin.so: $(B)/agent/agent.o $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=agent/exports.map -Wl,-z,defs -o $@ $^ $(LDLIBS)

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(gcc make pkg-config libhwloc-dev libnuma-dev check junit5 numactl libhdrhistogram-java jq
-          clang libclang-rt-14-dev)
+          clang libclang-rt-14-dev dpkg-dev file man-db groff-base)
 # A JDK with jvmti.h: JDK 17 from Debian unless one is already there.
 if [ ! -f /usr/lib/jvm/java-17-openjdk-amd64/include/jvmti.h ]; then
     packages+=(openjdk-17-jdk-headless)
@@ -67,7 +67,7 @@ sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
         pass += n - f - e; fail += f + e }
     /tests successful/ { match($0, /[0-9]+ tests successful/); pass += substr($0, RSTART, RLENGTH) + 0 }
     /tests failed/ { match($0, /[0-9]+ tests failed/); fail += substr($0, RSTART, RLENGTH) + 0 }
-    /^qemu-numa: [0-9]+ passed, [0-9]+ failed$/ { pass += $2; fail += $4 }
+    /^(qemu-numa|test-deb): [0-9]+ passed, [0-9]+ failed$/ { pass += $2; fail += $4 }
     END { printf "tests: %d passed, %d failed\n", pass, fail }'
 if [ $status -ne 0 ]; then
     echo "build.sh: some test suites failed (see above)" >&2

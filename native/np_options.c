@@ -62,7 +62,7 @@ const char *np_options_help(void)
 "  dryrun           plan and log, bind nothing\n"
 "  strict           a failure to apply the plan at start-up stops the JVM\n"
 "  help             print this reference; the agent then does nothing\n"
-"See docs/options.md.\n";
+"See numapin-agent(7), or docs/options.md in the source tree.\n";
 }
 
 /* s as it may appear in an error line: at most 64 bytes, control and

@@ -2,9 +2,9 @@
  * last ran, by name, and where its memory is (np_check.c).
  *
  * Java names come from the JVM's own thread dump, `jcmd PID Thread.print`
- * (the jcmd beside the process's java, else --jcmd, else jcmd on PATH): a
- * thread dump stops the JVM at a safepoint for a moment, as jcmd always
- * does.  --kernel-names reads only /proc, touching nothing. */
+ * (--jcmd PATH, else the jcmd beside the process's java, else
+ * /usr/bin/jcmd): a thread dump stops the JVM at a safepoint for a moment,
+ * as jcmd always does.  --kernel-names reads only /proc, touching nothing. */
 #define _GNU_SOURCE
 #include "numapin_check.h"
 

@@ -30,7 +30,7 @@ static const char usage[] =
     "       numapin topo [--topology FILE.xml | --synthetic DESC] [--restrict CPUS] [--json]\n"
     "       numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] -- CMD ARGS...\n"
     "       numapin check PID [--threads GLOB|GLOB...] [--json] [--jcmd PATH | --kernel-names]\n"
-    "       numapin help\n"
+    "       numapin help | --version\n"
     "plan: how N JVM groups are placed on this machine (or on the given topology).\n"
     "topo: the machine as numapin sees it.\n"
     "check: where the threads of a running process (a JVM) may run and last ran, by name.\n"
@@ -232,6 +232,10 @@ int main(int argc, char **argv)
     if (argc < 2 || strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("numapin %s\n", NP_VERSION);
+        return 0;
     }
     if (strcmp(argv[1], "plan") == 0)
         return cmd(argc - 1, argv + 1, 0);

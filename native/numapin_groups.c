@@ -48,10 +48,12 @@ static void forward(int sig)
             kill(children[i], sig);
 }
 
-/* The agent next to this executable: build/libnumapin.so beside build/numapin. */
+/* The agent that came with this executable: build/libnumapin.so beside
+ * build/numapin, or, installed, ../lib/MULTIARCH/numapin/libnumapin.so
+ * relative to /usr/bin/numapin. */
 static void default_agent(char *buf, size_t len)
 {
-    char self[PATH_MAX - 32];
+    char self[PATH_MAX - 64];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
         snprintf(buf, len, "libnumapin.so");
@@ -62,6 +64,10 @@ static void default_agent(char *buf, size_t len)
     if (slash != NULL)
         *slash = '\0';
     snprintf(buf, len, "%s/libnumapin.so", self);
+#ifdef NP_MULTIARCH
+    if (access(buf, F_OK) != 0)
+        snprintf(buf, len, "%s/../lib/" NP_MULTIARCH "/numapin/libnumapin.so", self);
+#endif
 }
 
 /* arg with every "{group}" replaced by the group number. */
