@@ -247,7 +247,8 @@ static int make_dirs(const char *dir)
 static const char usage[] =
     "usage: numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] -- CMD ARGS...\n"
     "Runs CMD as N JVM groups at once: copy i gets -agentpath:LIB=group=i,groups=N[,OPTS]\n"
-    "in JAVA_TOOL_OPTIONS, NUMAPIN_GROUP=i, and {group} in its arguments replaced by i.\n";
+    "in JAVA_TOOL_OPTIONS, NUMAPIN_GROUP=i and NUMAPIN_GROUPS=N in its environment, and {group}\n"
+    "in its arguments replaced by i.\n";
 
 int numapin_groups(int argc, char **argv)
 {
