@@ -85,10 +85,13 @@ $(B)/bench_plan: $(BENCH_SRC) $(CORE_OBJ)
 
 # Numbers go to docs/performance.md; nothing here asserts a time.  Planning
 # first (native/bench/run.sh writes the file), then thread start and join
-# with and without the agent (java-tests/bench/run.sh, appended).
+# with and without the agent (java-tests/bench/run.sh, appended), then what
+# numapin, taskset, numactl and likwid-pin bind (java-tests/bench/tools.sh).
 bench: all $(B)/bench_plan
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash native/bench/run.sh
 	bash java-tests/bench/run.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
+	    >> docs/performance.md
+	bash java-tests/bench/tools.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md
 
 demo: all $(TIERBENCH)

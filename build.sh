@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 packages=(gcc make pkg-config libhwloc-dev libnuma-dev check junit5 numactl libhdrhistogram-java jq
-          clang libclang-rt-14-dev dpkg-dev file man-db groff-base)
+          clang libclang-rt-14-dev dpkg-dev file man-db groff-base likwid)
 # A JDK with jvmti.h: JDK 17 from Debian unless one is already there.
 if [ ! -f /usr/lib/jvm/java-17-openjdk-amd64/include/jvmti.h ]; then
     packages+=(openjdk-17-jdk-headless)
