@@ -182,6 +182,17 @@ int numapin_check(int argc, char **argv)
     struct np_named *names = NULL;
     int nnames = 0;
     char jpath[PATH_MAX], err[PATH_MAX + 512];
+    struct np_topo t;
+    if (np_topo_load(&t, NULL, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "numapin check: %s\n", err);
+        return 1;
+    }
+    if (!t.thissystem) {
+        fprintf(stderr, "numapin check: the topology (%s) is not this machine's: a process's "
+                        "threads are read on this one (set HWLOC_THISSYSTEM=1 if it is)\n", t.source);
+        np_topo_destroy(&t);
+        return 1;
+    }
     if (!kernel_only) {
         if (jcmd == NULL && jcmd_beside((pid_t)pid, jpath, sizeof jpath) == 0)
             jcmd = jpath;
@@ -200,12 +211,6 @@ int numapin_check(int argc, char **argv)
             nnames = 0;
         }
         free(dump);
-    }
-    struct np_topo t;
-    if (np_topo_load(&t, NULL, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "numapin check: %s\n", err);
-        np_check_named_free(names, nnames);
-        return 1;
     }
     struct np_check result;
     int rc = np_check_collect(&t, (pid_t)pid, names, nnames, &result, err, sizeof err);

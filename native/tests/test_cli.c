@@ -181,6 +181,32 @@ START_TEST(unloadable_topology)
 }
 END_TEST
 
+/* check reads threads on this machine: a topology of another is refused
+ * before anything is asked of the process; --version. */
+START_TEST(check_needs_this_machine_and_version)
+{
+    char pid[24];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    setenv("HWLOC_SYNTHETIC", "pack:1 numa:2 core:1 pu:1", 1);
+    unsetenv("HWLOC_THISSYSTEM");
+    char *argv[] = {(char *)cli(), "check", pid, NULL};
+    char *out, *err;
+    ck_assert_int_eq(t_run(argv, &out, &err), 1);
+    ck_assert_ptr_nonnull(strstr(err, "numapin check: the topology (synthetic pack:1 numa:2 core:1 "
+                                      "pu:1) is not this machine's"));
+    ck_assert_str_eq(out, "");
+    free(out);
+    free(err);
+    unsetenv("HWLOC_SYNTHETIC");
+    char *argv2[] = {(char *)cli(), "--version", NULL};
+    ck_assert_int_eq(t_run(argv2, &out, &err), 0);
+    ck_assert_int_eq(strncmp(out, "numapin ", 8), 0);
+    ck_assert_ptr_nonnull(strchr(out, '.'));
+    free(out);
+    free(err);
+}
+END_TEST
+
 START_TEST(help)
 {
     char *argv[] = {(char *)cli(), "help", NULL};
@@ -209,6 +235,7 @@ Suite *cli_suite(void)
     tcase_add_loop_test(tc, bad_arguments, 0, (int)(sizeof bad / sizeof *bad));
     tcase_add_test(tc, unloadable_topology);
     tcase_add_test(tc, help);
+    tcase_add_test(tc, check_needs_this_machine_and_version);
     suite_add_tcase(s, tc);
     return s;
 }
