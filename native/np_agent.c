@@ -191,7 +191,7 @@ static enum np_status parse_options(struct np_agent *a, const char *options)
         char msg[1200];
         snprintf(msg, sizeof msg, "cannot open log file '%s': %s (%s)", a->opt.log_file,
                  strerror(errno), errname(errno));
-        if (!bad && (a->opt.strict || a->opt.help)) {
+        if (!bad && a->opt.strict && !a->opt.help) {
             np_log_fatal("%s", msg);
             return NP_ERR_RUNTIME;
         }

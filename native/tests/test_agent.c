@@ -423,6 +423,16 @@ START_TEST(help_does_nothing)
     ck_assert_ptr_nonnull(strstr(out, "usage: -agentpath:"));
     ck_assert_ptr_null(strstr(out, "summary"));
     free(out);
+    /* help does nothing but print, also with a log file that cannot be
+     * opened, even under strict: a warning, and the JVM runs. */
+    char opts[1024];
+    snprintf(opts, sizeof opts, "help,strict,log=info:%s/missing/dir.log", dir);
+    ck_assert_int_eq(np_agent_create(opts, &a), NP_OK);
+    ck_assert(!a->active);
+    np_agent_destroy(a);
+    out = slurp(out_path);
+    ck_assert_int_eq(t_count_lines(out, "[warning][numapin] cannot open log file"), 1);
+    free(out);
 }
 END_TEST
 

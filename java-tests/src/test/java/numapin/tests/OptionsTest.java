@@ -72,7 +72,7 @@ class OptionsTest {
     void helpPrintsTheReferenceAndTheJvmGoesOn() {
         ChildResult r = ChildJvm.version().options("help").run().assertExit(0);
         String out = r.stdout + r.stderr;
-        for (String key : List.of("group=", "groups=", "threads=", "cpus=", "mem=", "log=", "dryrun", "strict",
+        for (String key : List.of("group=", "groups=", "threads=", "cpus=", "mem=", "log=", "report=", "dryrun", "strict",
                 "help")) {
             assertTrue(out.contains(key), "help does not mention " + key + "\n" + r.describe());
         }
