@@ -39,7 +39,9 @@ $(B)/%.o: %.c $(wildcard native/*.h) Makefile
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/agent/agent.o: CFLAGS += -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
-$(CLI_SRC:%.c=$(B)/%.o): CFLAGS += -DNP_VERSION='"$(VERSION)"' $(if $(MULTIARCH),-DNP_MULTIARCH='"$(MULTIARCH)"')
+# The tool's version and where an installed agent is (numapin_groups.c).
+CLI_DEFS := -DNP_VERSION='"$(VERSION)"' $(if $(MULTIARCH),-DNP_MULTIARCH='"$(MULTIARCH)"')
+$(CLI_SRC:%.c=$(B)/%.o): CFLAGS += $(CLI_DEFS)
 $(CLI_SRC:%.c=$(B)/%.o): VERSION
 
 $(B)/libnumapin.so: $(B)/agent/agent.o $(CORE_OBJ)

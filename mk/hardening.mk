@@ -189,7 +189,7 @@ $(B)/fuzz_options $(B)/fuzz_glob: $(B)/fuzz_%: native/fuzz/fuzz_%.c native/fuzz/
 FUZZ_CLI_OBJ = $(patsubst %.c,$(B)/%.o,$(filter-out native/numapin_cli.c,$(CLI_SRC)))
 $(B)/fuzz_cpulist: native/fuzz/fuzz_cpulist.c native/fuzz/fuzz_util.h native/numapin_cli.c $(CORE_OBJ) \
                    $(FUZZ_CLI_OBJ)
-	$(CC) $(CFLAGS) -Dmain=numapin_cli_main -c native/numapin_cli.c -o $(B)/fuzz_cli.o
+	$(CC) $(CFLAGS) $(CLI_DEFS) -Dmain=numapin_cli_main -c native/numapin_cli.c -o $(B)/fuzz_cli.o
 	$(CC) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(B)/fuzz_cli.o $(FUZZ_CLI_OBJ) $(CORE_OBJ) \
 	    $(LDLIBS)
 
