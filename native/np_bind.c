@@ -98,22 +98,6 @@ static void request(const struct np_target *t, int *mode, hwloc_bitmap_t nodes)
     }
 }
 
-static int set_policy(int mode, hwloc_const_bitmap_t nodes)
-{
-    if (np_bind_init() != 0)
-        return -1;
-    struct mask m;
-    if (mask_alloc(&m) != 0)
-        return -1;
-    int rc = mask_from(&m, nodes);
-    if (rc == 0)
-        rc = (int)set_mempolicy(mode, hwloc_bitmap_iszero(nodes) ? NULL : m.bits,
-                                hwloc_bitmap_iszero(nodes) ? 0 : m.nbits + 1);
-    int e = errno;
-    free(m.bits);
-    errno = e;
-    return rc;
-}
 
 int np_actual_init(struct np_actual *a)
 {
@@ -166,6 +150,38 @@ int np_read_self(hwloc_topology_t topo, struct np_actual *a)
     return rc;
 }
 
+/* p for a kernel mode and nodes: the mask built, or the error setting
+ * it would meet (no NUMA support, a node the kernel cannot name).
+ * Returns 0, or -1 with errno ENOMEM. */
+static int policy_for(struct np_policy *p, int mode, hwloc_const_bitmap_t nodes)
+{
+    memset(p, 0, sizeof *p);
+    p->mode = mode;
+    p->empty = hwloc_bitmap_iszero(nodes);
+    struct mask m = {NULL, 0};
+    if (np_bind_init() != 0) {
+        p->error = errno;
+    } else if (mask_alloc(&m) != 0) {
+        errno = ENOMEM;
+        return -1;
+    } else if (mask_from(&m, nodes) != 0) {
+        p->error = errno;
+    }
+    p->mask = m.bits;
+    p->nbits = m.nbits;
+    return 0;
+}
+
+/* Sets the calling thread's policy to p.  Returns 0, or -1 with errno. */
+static int apply(const struct np_policy *p)
+{
+    if (p->error != 0) {
+        errno = p->error;
+        return -1;
+    }
+    return (int)set_mempolicy(p->mode, p->empty ? NULL : p->mask, p->empty ? 0 : p->nbits + 1);
+}
+
 int np_policy_init(struct np_policy *p, const struct np_target *t)
 {
     memset(p, 0, sizeof *p);
@@ -177,22 +193,23 @@ int np_policy_init(struct np_policy *p, const struct np_target *t)
         errno = ENOMEM;
         return -1;
     }
-    request(t, &p->mode, nodes);
-    struct mask m = {NULL, 0};
-    int rc = 0;
-    if (np_bind_init() != 0) {
-        p->error = errno;
-    } else if (mask_alloc(&m) != 0) {
-        rc = -1;
-    } else if (mask_from(&m, nodes) != 0) {
-        p->error = errno;
-    }
-    p->mask = m.bits;
-    p->empty = hwloc_bitmap_iszero(nodes);
-    p->nbits = m.nbits;
+    int mode;
+    request(t, &mode, nodes);
+    int rc = policy_for(p, mode, nodes);
     hwloc_bitmap_free(nodes);
-    if (rc != 0)
-        errno = ENOMEM;
+    return rc;
+}
+
+/* Sets the calling thread's policy to a kernel mode and nodes. */
+static int set_policy(int mode, hwloc_const_bitmap_t nodes)
+{
+    struct np_policy p;
+    if (policy_for(&p, mode, nodes) != 0)
+        return -1;
+    int rc = apply(&p);
+    int e = errno;
+    np_policy_destroy(&p);
+    errno = e;
     return rc;
 }
 
@@ -264,9 +281,7 @@ int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus, const struct
         bool same = false;
         read = policy_is(p, &same) == 0;
         if (force || !read || !same) {
-            if (p->error != 0)
-                r->mem_errno = p->error;
-            else if (set_mempolicy(p->mode, p->empty ? NULL : p->mask, p->empty ? 0 : p->nbits + 1) != 0)
+            if (apply(p) != 0)
                 r->mem_errno = errno ? errno : EINVAL;
             else
                 read = policy_is(p, &same) == 0;
