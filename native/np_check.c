@@ -319,19 +319,10 @@ static void print_json(const struct np_check *c, const struct np_options *o, FIL
     fputs(k > 0 ? "\n  ]\n}\n" : "]\n}\n", out);
 }
 
-void np_check_print(const struct np_check *c, const char *threads, bool json, FILE *out)
+void np_check_print(const struct np_check *c, const struct np_options *filter, bool json, FILE *out)
 {
-    struct np_options o;
-    bool filter = false;
-    if (threads != NULL) {
-        char opt[1200], err[512];
-        snprintf(opt, sizeof opt, "threads=%s", threads);
-        filter = np_options_parse(opt, &o, err, sizeof err) == 0;
-    }
     if (json)
-        print_json(c, filter ? &o : NULL, out);
+        print_json(c, filter, out);
     else
-        print_text(c, filter ? &o : NULL, out);
-    if (threads != NULL)
-        np_options_free(&o);
+        print_text(c, filter, out);
 }

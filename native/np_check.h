@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "np_options.h"
 #include "np_topo.h"
 
 /* A thread named by the JVM. */
@@ -55,8 +56,8 @@ int np_check_collect(const struct np_topo *t, pid_t pid, const struct np_named *
                      struct np_check *out, char *err, size_t errlen);
 void np_check_free(struct np_check *c);
 
-/* The threads whose names match the globs of a threads= option value
- * ("Tier1-*|Tier2-*"), or all when NULL. */
-void np_check_print(const struct np_check *c, const char *threads, bool json, FILE *out);
+/* Prints the threads whose names match filter's thread globs (its
+ * threads= option), or all when filter is NULL. */
+void np_check_print(const struct np_check *c, const struct np_options *filter, bool json, FILE *out);
 
 #endif

@@ -133,6 +133,9 @@ static int thread_dump(const char *jcmd, pid_t pid, int seconds, char **out, cha
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+static int check(long pid, const struct np_options *filter, const char *jcmd, bool json,
+                 bool kernel_only);
+
 int numapin_check(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -160,18 +163,28 @@ int numapin_check(int argc, char **argv)
         fprintf(stderr, "numapin check: give one process id\n%s", usage);
         return 2;
     }
+    /* --threads as the agent's threads= option: the same globs. */
+    struct np_options filter;
     if (threads != NULL) {
-        struct np_options o;
         char opt[1200], err[512];
         snprintf(opt, sizeof opt, "threads=%s", threads);
-        int bad = np_options_parse(opt, &o, err, sizeof err);
-        np_options_free(&o);
-        if (bad) {
+        if (np_options_parse(opt, &filter, err, sizeof err) != 0) {
+            np_options_free(&filter);
             const char *valid = strstr(err, ": valid values");
             fprintf(stderr, "numapin check: invalid --threads '%s'%s\n", threads, valid ? valid : "");
             return 2;
         }
     }
+    int status = check(pid, threads != NULL ? &filter : NULL, jcmd, json, kernel_only);
+    if (threads != NULL)
+        np_options_free(&filter);
+    return status;
+}
+
+/* Everything after the arguments: returns the exit status. */
+static int check(long pid, const struct np_options *filter, const char *jcmd, bool json,
+                 bool kernel_only)
+{
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld", pid);
     if (access(path, F_OK) != 0) {
@@ -220,7 +233,7 @@ int numapin_check(int argc, char **argv)
         np_topo_destroy(&t);
         return 1;
     }
-    np_check_print(&result, threads, json, stdout);
+    np_check_print(&result, filter, json, stdout);
     np_check_free(&result);
     np_topo_destroy(&t);
     return 0;

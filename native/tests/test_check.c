@@ -132,7 +132,10 @@ START_TEST(this_process_from_outside)
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
-    np_check_print(&c, "kernel-*", false, out);
+    struct np_options filter;
+    ck_assert_int_eq(np_options_parse("threads=kernel-*", &filter, err, sizeof err), 0);
+    np_check_print(&c, &filter, false, out);
+    np_options_free(&filter);
     fclose(out);
     char want[256];
     snprintf(want, sizeof want,
