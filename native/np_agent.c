@@ -12,12 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *errname(int e)
-{
-    const char *n = strerrorname_np(e);
-    return n != NULL ? n : "unknown";
-}
-
 static const char *yesno(bool b) { return b ? "yes" : "no"; }
 
 /* Binds the loading thread to the plan, reads it back and restores it: a
@@ -33,7 +27,7 @@ static int probe(struct np_agent *a, const struct np_target *t, char *err, size_
     int rc = 0;
     if (np_read_self(a->topo.topology, &saved) != 0) {
         snprintf(err, errlen, "cannot read this thread's CPU binding and memory policy: %s (%s)",
-                 strerror(errno), errname(errno));
+                 strerror(errno), np_errno_name(errno));
         rc = -1;
         goto out;
     }
@@ -43,12 +37,12 @@ static int probe(struct np_agent *a, const struct np_target *t, char *err, size_
     if (r.cpu_errno != 0) {
         np_cpulist(want, sizeof want, t->cpus);
         snprintf(err, errlen, "cannot bind threads to cpus=%s: %s (%s)", want,
-                 strerror(r.cpu_errno), errname(r.cpu_errno));
+                 strerror(r.cpu_errno), np_errno_name(r.cpu_errno));
         rc = -1;
     } else if (r.mem_errno != 0) {
         np_mem_target_str(want, sizeof want, t);
         snprintf(err, errlen, "cannot set memory policy %s: %s (%s)", want,
-                 strerror(r.mem_errno), errname(r.mem_errno));
+                 strerror(r.mem_errno), np_errno_name(r.mem_errno));
         rc = -1;
     } else if (!r.cpu_ok || !r.mem_ok) {
         np_cpulist(want, sizeof want, t->cpus);
@@ -120,7 +114,7 @@ static int place_jvm(struct np_agent *a, const struct np_target *t)
     if (hwloc_set_cpubind(a->topo.topology, a->mine->cpus, HWLOC_CPUBIND_PROCESS) != 0) {
         (a->opt.strict ? np_log_fatal : np_log_warning)(
             "scope=jvm: cannot bind the JVM to cpus=%s: %s (%s)%s", cpus, strerror(errno),
-            errname(errno), a->opt.strict ? " (strict: the JVM does not start)" : "");
+            np_errno_name(errno), a->opt.strict ? " (strict: the JVM does not start)" : "");
         return -1;
     }
     struct np_target whole = {a->mine->cpus, t->nodes, t->mem};
@@ -136,7 +130,7 @@ static int place_jvm(struct np_agent *a, const struct np_target *t)
         int e = r.cpu_errno ? r.cpu_errno : r.mem_errno;
         (a->opt.strict ? np_log_fatal : np_log_warning)(
             "scope=jvm: cannot set memory policy %s for the JVM: %s (%s)%s", mem, strerror(e),
-            errname(e), a->opt.strict ? " (strict: the JVM does not start)" : "");
+            np_errno_name(e), a->opt.strict ? " (strict: the JVM does not start)" : "");
         rc = -1;
     } else if (!r.cpu_ok || !r.mem_ok) {
         np_log(NP_LOG_WARNING, "scope=jvm: the JVM reads back cpus=%s mem=%s, not cpus=%s mem=%s",
@@ -190,7 +184,7 @@ static enum np_status parse_options(struct np_agent *a, const char *options)
     if (np_log_open(a->opt.log_level, a->opt.log_file) != 0) {
         char msg[1200];
         snprintf(msg, sizeof msg, "cannot open log file '%s': %s (%s)", a->opt.log_file,
-                 strerror(errno), errname(errno));
+                 strerror(errno), np_errno_name(errno));
         if (!bad && a->opt.strict && !a->opt.help) {
             np_log_fatal("%s", msg);
             return NP_ERR_RUNTIME;
@@ -214,7 +208,7 @@ static enum np_status open_report(struct np_agent *a)
         return NP_OK;
     char msg[4400];
     snprintf(msg, sizeof msg, "cannot open report file '%s': %s (%s)", a->report_path,
-             strerror(errno), errname(errno));
+             strerror(errno), np_errno_name(errno));
     if (a->opt.strict) {
         np_log_fatal("%s (strict: the JVM does not start)", msg);
         return NP_ERR_RUNTIME;
@@ -455,7 +449,7 @@ static void skip(struct np_agent *a, const char *name, pid_t tid)
                        "cannot put %s tid=%d back on the start-up CPUs it would have had but "
                        "for the placed thread that created it: %s (%s)",
                        quoted(qname, sizeof qname, name), (int)tid, strerror(errno),
-                       errname(errno));
+                       np_errno_name(errno));
         }
         np_actual_destroy(&now);
     }
@@ -474,7 +468,7 @@ static void bind_failed(struct np_agent *a, struct np_ref e, const char *name, p
     np_log(np_once_level(&a->warned_cpu, NP_LOG_WARNING),
            "cannot bind %s tid=%d to cpus=%s: %s (%s); threads that cannot be bound are left "
            "as they were (repeats are logged at debug level)",
-           quoted(qname, sizeof qname, name), (int)tid, want, strerror(err), errname(err));
+           quoted(qname, sizeof qname, name), (int)tid, want, strerror(err), np_errno_name(err));
 }
 
 /* The calling thread's CPUs and memory policy as the log shows them. */
@@ -551,7 +545,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
                "cannot set memory policy %s for %s tid=%d: %s (%s); placed threads keep their CPUs "
                "and their previous memory policy (repeats are logged at debug level)",
                a->mem_str, quoted(qname, sizeof qname, name), (int)tid, strerror(r.mem_errno),
-               errname(r.mem_errno));
+               np_errno_name(r.mem_errno));
     else if (!verified)
         np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
                "%s tid=%d reads back cpus=%s mem=%s, not the planned cpus=%s mem=%s",
@@ -561,7 +555,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
         return;
     char mem_error[64] = "";
     if (r.mem_errno != 0)
-        snprintf(mem_error, sizeof mem_error, " mem_error=%s", errname(r.mem_errno));
+        snprintf(mem_error, sizeof mem_error, " mem_error=%s", np_errno_name(r.mem_errno));
     np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=%s%s",
            quoted(qname, sizeof qname, name), (int)tid, a->opt.group, a->node_list, got_cpus,
            got_mem, mem_error);
@@ -716,7 +710,7 @@ void np_agent_report(struct np_agent *a)
     a->report_fd = -1;
     if (e != 0)
         np_log(NP_LOG_WARNING, "cannot write report file '%s': %s (%s)", a->report_path,
-               strerror(e), errname(e));
+               strerror(e), np_errno_name(e));
     else
         np_log(NP_LOG_INFO, "report %s", a->report_path);
 }

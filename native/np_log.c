@@ -148,6 +148,12 @@ void np_log_fatal(const char *fmt, ...)
         write_all(fd, buf, len);
 }
 
+const char *np_errno_name(int e)
+{
+    const char *n = strerrorname_np(e);
+    return n != NULL ? n : "unknown";
+}
+
 enum np_level np_once_level(np_once *once, enum np_level level)
 {
     return atomic_exchange(once, true) ? NP_LOG_DEBUG : level;

@@ -59,4 +59,8 @@ const char *np_level_name(enum np_level level);
  * of bytes written (buf is always NUL-terminated when len > 0). */
 size_t np_quote(char *buf, size_t len, const char *s);
 
+/* An errno value's name as the log and the report show it ("EPERM"), or
+ * "unknown". */
+const char *np_errno_name(int e);
+
 #endif

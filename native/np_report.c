@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "np_json.h"
+#include "np_log.h"
 
 static const char *outcome_name(enum np_outcome o)
 {
@@ -28,9 +29,10 @@ static void field(FILE *out, const char *key, const char *value, const char *sep
     fputs(sep, out);
 }
 
+/* An errno's name, or NULL for none (JSON null). */
 static const char *error_name(int e)
 {
-    return e != 0 ? (strerrorname_np(e) != NULL ? strerrorname_np(e) : "unknown") : NULL;
+    return e != 0 ? np_errno_name(e) : NULL;
 }
 
 struct listing {
