@@ -93,9 +93,7 @@ class AdviceTest {
                 "-cp", ChildJvm.probeClassPath(), "numapin.probe.Probe"));
         cmd.addAll(List.of(steps));
         Map<String, String> env = new LinkedHashMap<>();
-        for (String k : List.of("HWLOC_XMLFILE", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")) {
-            env.put(k, null);
-        }
+        ChildJvm.isolate(env);
         env.put("HWLOC_SYNTHETIC", ChildJvm.FAKE_TWO_NODES);
         env.put("HWLOC_THISSYSTEM", "1");
         return Launch.spawn(cmd, env, null).finish(ChildJvm.TIME_LIMIT_S);

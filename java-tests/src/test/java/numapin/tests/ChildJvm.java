@@ -54,13 +54,19 @@ public final class ChildJvm {
     private boolean withAgent = true;
 
     private ChildJvm() {
-        // Neither inherit a fake topology nor a JVM option from the caller.
-        env.put("HWLOC_SYNTHETIC", null);
-        env.put("HWLOC_THISSYSTEM", null);
-        env.put("HWLOC_XMLFILE", null);
-        env.put("JAVA_TOOL_OPTIONS", null);
-        env.put("JDK_JAVA_OPTIONS", null);
-        env.put("_JAVA_OPTIONS", null);
+        isolate(env);
+    }
+
+    /**
+     * Marks for removal (null values, as Launch.spawn reads them) the
+     * variables a child must not inherit from the caller: a fake topology
+     * and JVM options.
+     */
+    static void isolate(Map<String, String> env) {
+        for (String k : List.of("HWLOC_SYNTHETIC", "HWLOC_THISSYSTEM", "HWLOC_XMLFILE", "JAVA_TOOL_OPTIONS",
+                "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")) {
+            env.put(k, null);
+        }
     }
 
     /** The probe program with these steps (see numapin.probe.Probe). */

@@ -78,10 +78,7 @@ class FaultsTest {
         private long limitS = ChildJvm.TIME_LIMIT_S;
 
         private Child() {
-            for (String k : List.of("HWLOC_SYNTHETIC", "HWLOC_THISSYSTEM", "HWLOC_XMLFILE", "JAVA_TOOL_OPTIONS",
-                    "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")) {
-                env.put(k, null);
-            }
+            ChildJvm.isolate(env);
             jvmArgs.add("-XX:+UseSerialGC");
         }
 

@@ -36,12 +36,7 @@ final class Launch {
     private String java = ChildJvm.java();
 
     private Launch(String mainClass, String... args) {
-        env.put("HWLOC_SYNTHETIC", null);
-        env.put("HWLOC_THISSYSTEM", null);
-        env.put("HWLOC_XMLFILE", null);
-        env.put("JAVA_TOOL_OPTIONS", null);
-        env.put("JDK_JAVA_OPTIONS", null);
-        env.put("_JAVA_OPTIONS", null);
+        ChildJvm.isolate(env);
         jvmArgs.addAll(List.of("-XX:+UseSerialGC", "-Xmx64m", "-cp", ChildJvm.probeClassPath()));
         mainArgs.add(mainClass);
         mainArgs.addAll(Arrays.asList(args));
