@@ -63,7 +63,11 @@ public final class Self {
             String stat = Files.readString(Path.of("/proc/thread-self/stat"));
             long tid = Long.parseLong(stat.substring(0, stat.indexOf(' ')));
             String status = Files.readString(Path.of("/proc/thread-self/status"));
-            return new Where(tid, field(status, "Cpus_allowed_list"), "-");
+            String cpus = field(status, "Cpus_allowed_list");
+            if (cpus.equals("?")) {
+                throw new IllegalStateException("no Cpus_allowed_list in /proc/thread-self/status");
+            }
+            return new Where(tid, cpus, "-");
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

@@ -1,11 +1,5 @@
 package numapin.probe;
 
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +10,9 @@ import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+
+import numapin.lifecycle.Self;
+import numapin.lifecycle.Self.Where;
 
 /**
  * A child JVM for the numapin tests: it starts fork-join workers and plain
@@ -54,45 +51,17 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class Probe {
     private static final long STEP_TIMEOUT_MS = 30_000;
-    private static final FileOutputStream OUT = new FileOutputStream(FileDescriptor.out);
     private static final AtomicInteger reported = new AtomicInteger();
 
     private Probe() {}
 
-    /** Where the calling thread is: its OS thread id and allowed CPUs. */
-    public record Where(long tid, String cpus) {}
-
-    public static Where where() {
-        try {
-            String stat = Files.readString(Path.of("/proc/thread-self/stat"));
-            long tid = Long.parseLong(stat.substring(0, stat.indexOf(' ')));
-            String cpus = null;
-            for (String line : Files.readAllLines(Path.of("/proc/thread-self/status"))) {
-                if (line.startsWith("Cpus_allowed_list:")) {
-                    cpus = line.substring(line.indexOf(':') + 1).trim();
-                }
-            }
-            if (cpus == null) {
-                throw new IllegalStateException("no Cpus_allowed_list in /proc/thread-self/status");
-            }
-            return new Where(tid, cpus);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** Writes one line to stdout with a single write(2). */
-    public static synchronized void out(String line) {
-        byte[] b = (line + "\n").getBytes(StandardCharsets.UTF_8);
-        try {
-            OUT.write(b);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+    /** Writes one line to stdout with a single write(2) (numapin.lifecycle.Self's). */
+    public static void out(String line) {
+        Self.out(line);
     }
 
     static Where report(String kind, String pool) {
-        Where w = where();
+        Where w = Self.cpus();
         out("probe name=\"" + Thread.currentThread().getName() + "\" tid=" + w.tid()
                 + " cpus=" + w.cpus() + " kind=" + kind + " pool=" + pool);
         reported.incrementAndGet();

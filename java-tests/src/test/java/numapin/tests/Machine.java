@@ -9,7 +9,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 
-import numapin.probe.Probe;
+import numapin.lifecycle.Self;
 
 /** Facts about the machine the tests run on, read from /proc and /sys. */
 final class Machine {
@@ -17,7 +17,7 @@ final class Machine {
 
     /** The CPUs this (test) JVM may run on: what an unplaced child thread keeps. */
     static String allowedCpus() {
-        return Probe.where().cpus();
+        return Self.cpus().cpus();
     }
 
     /**
