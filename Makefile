@@ -17,16 +17,25 @@ B       := build
 EXTRA_CFLAGS ?=
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 \
-           -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2 -Inative $(EXTRA_CFLAGS)
+           -fPIC -fvisibility=hidden -D_FORTIFY_SOURCE=2 -Icore $(EXTRA_CFLAGS)
 LDFLAGS ?=
 LDLIBS  := -lhwloc -lnuma -lpthread
 VERSION := $(shell cat VERSION)
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
-CLI_SRC  := native/numapin_cli.c native/numapin_groups.c native/numapin_check.c
-CORE_SRC := $(filter-out $(CLI_SRC),$(wildcard native/*.c))
-CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
-TEST_SRC := $(wildcard native/tests/*.c)
+# Three layers (docs/design.md): core/ is the JVM-independent core, linked
+# into both programs; agent/ the only code that sees the JVM; cli/ the
+# numapin tool, never linked into the agent.
+CORE_SRC  := $(wildcard core/*.c)
+CORE_OBJ  := $(CORE_SRC:%.c=$(B)/%.o)
+AGENT_SRC := $(wildcard agent/*.c)
+AGENT_OBJ := $(AGENT_SRC:%.c=$(B)/%.o)
+CLI_SRC   := $(wildcard cli/*.c)
+CLI_OBJ   := $(CLI_SRC:%.c=$(B)/%.o)
+# The CLI's modules without its main(): for the unit tests and fuzzers.
+CLI_LIB_OBJ := $(filter-out $(B)/cli/main.o,$(CLI_OBJ))
+HEADERS   := $(wildcard core/*.h agent/*.h cli/*.h)
+TEST_SRC  := $(wildcard tests/unit/*.c)
 
 .PHONY: all test test-unit test-java test-numa demo bench clean print-test-targets tierbench
 all: $(B)/libnumapin.so $(B)/numapin
@@ -34,41 +43,46 @@ all: $(B)/libnumapin.so $(B)/numapin
 # Every test suite; mk/*.mk add theirs.  build.sh runs each in turn.
 TEST_TARGETS := test-unit test-java test-numa
 
-$(B)/%.o: %.c $(wildcard native/*.h) Makefile
+$(B)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# Only agent.c includes jvmti.h.
 $(B)/agent/agent.o: CFLAGS += -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
-# The tool's version and where an installed agent is (numapin_groups.c).
+# The tool's version and where an installed agent is (cli/groups.c).
 CLI_DEFS := -DNP_VERSION='"$(VERSION)"' $(if $(MULTIARCH),-DNP_MULTIARCH='"$(MULTIARCH)"')
-$(CLI_SRC:%.c=$(B)/%.o): CFLAGS += $(CLI_DEFS)
-$(CLI_SRC:%.c=$(B)/%.o): VERSION
+$(CLI_OBJ): CFLAGS += $(CLI_DEFS) -Icli
+$(CLI_OBJ): VERSION
 
-$(B)/libnumapin.so: $(B)/agent/agent.o $(CORE_OBJ)
+$(B)/libnumapin.so: $(AGENT_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=agent/exports.map -Wl,-z,defs -o $@ $^ $(LDLIBS)
 
-$(B)/numapin: $(CLI_SRC:%.c=$(B)/%.o) $(CORE_OBJ)
+$(B)/numapin: $(CLI_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(B)/test_native: $(TEST_SRC) $(CORE_OBJ)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TEST_SRC) $(CORE_OBJ) $(LDLIBS) $(shell pkg-config --libs check)
+# The unit tests: the core, the CLI's modules and agent/hotspot.c (no JVM
+# needed) under test.
+$(B)/test_native: $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) $(B)/agent/hotspot.o tests/unit/tests.h
+	$(CC) $(CFLAGS) -Icli -Iagent $(LDFLAGS) -o $@ $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) \
+	    $(B)/agent/hotspot.o $(LDLIBS) $(shell pkg-config --libs check)
 
 
 # `make test-unit REGEN=1` rewrites the expected outputs under
-# native/tests/expected instead of comparing with them: review the diff.
-TOPOLOGIES ?= $(abspath ../shared/topologies)
+# tests/golden instead of comparing with them: review the diff.
+TOPOLOGIES ?= $(abspath tests/golden/topologies)
+EXPECTED ?= $(abspath tests/golden/expected)
 # Check's per-test time limits (4 s by default) are for a quiet machine;
 # these are shared and noisy.  A limit is a hang detector, not a target.
 CK_TIMEOUT_MULTIPLIER ?= 5
 test-unit: $(B)/test_native $(B)/numapin $(B)/libnumapin.so
-	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) NUMAPIN_CLI=$(abspath $(B)/numapin) \
+	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) NUMAPIN_EXPECTED=$(EXPECTED) NUMAPIN_CLI=$(abspath $(B)/numapin) \
 	    CK_TIMEOUT_MULTIPLIER=$(CK_TIMEOUT_MULTIPLIER) \
 	    $(if $(REGEN),NUMAPIN_REGEN=1) $(B)/test_native
-	bash native/tests/check_exports.sh $(B)/libnumapin.so
+	bash tests/unit/check_exports.sh $(B)/libnumapin.so
 
 # TierBench, the workload of the demo and the harness tests.
 HDRHISTOGRAM := /usr/share/java/hdrhistogram.jar
-TIERBENCH_SRC := $(wildcard java-tests/tierbench/src/numapin/tierbench/*.java)
+TIERBENCH_SRC := $(wildcard tierbench/src/numapin/tierbench/*.java)
 TIERBENCH := $(B)/tierbench/classes/numapin/tierbench/TierBench.class
 $(TIERBENCH): $(TIERBENCH_SRC)
 	@mkdir -p $(B)/tierbench/classes
@@ -76,28 +90,27 @@ $(TIERBENCH): $(TIERBENCH_SRC)
 tierbench: $(TIERBENCH)
 
 test-java: all $(TIERBENCH)
-	bash java-tests/run.sh --agent $(abspath $(B)/libnumapin.so) $(TEST_JDKS)
+	bash tests/jvm/run.sh --agent $(abspath $(B)/libnumapin.so) $(TEST_JDKS)
 
 test-numa: all
-	bash java-tests/qemu/run.sh
+	bash tests/qemu/run.sh
 
-BENCH_SRC := $(wildcard native/bench/*.c)
-$(B)/bench_plan: $(BENCH_SRC) $(CORE_OBJ)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BENCH_SRC) $(CORE_OBJ) $(LDLIBS)
+$(B)/bench_plan: tests/bench/bench_plan.c $(CORE_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # Numbers go to docs/performance.md; nothing here asserts a time.  Planning
-# first (native/bench/run.sh writes the file), then thread start and join
-# with and without the agent (java-tests/bench/run.sh, appended), then what
-# numapin, taskset, numactl and likwid-pin bind (java-tests/bench/tools.sh).
+# first (tests/bench/plan.sh writes the file), then thread start and join
+# with and without the agent (tests/bench/threads.sh, appended), then what
+# numapin, taskset, numactl and likwid-pin bind (tests/bench/tools.sh).
 bench: all $(B)/bench_plan
-	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash native/bench/run.sh
-	bash java-tests/bench/run.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
+	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash tests/bench/plan.sh
+	bash tests/bench/threads.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md
-	bash java-tests/bench/tools.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
+	bash tests/bench/tools.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md
 
 demo: all $(TIERBENCH)
-	bash java-tests/tierbench/demo.sh --jdk $(JDK17)
+	bash tierbench/demo.sh --jdk $(JDK17)
 
 clean:
 	rm -rf $(B)

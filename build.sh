@@ -6,35 +6,15 @@
 #   ./build.sh test       build, then run every test (unit, JVM, QEMU multi-node)
 #   ./build.sh TARGET...  any Makefile target
 #
-# As root, missing packages are installed with apt-get; otherwise the one
-# apt-get command to run is printed and the build stops.
+# As root, missing packages are installed (scripts/install-deps.sh);
+# otherwise the one apt-get command to run is printed and the build stops.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-packages=(gcc make pkg-config libhwloc-dev libnuma-dev check junit5 numactl libhdrhistogram-java jq
-          clang libclang-rt-14-dev dpkg-dev file man-db groff-base likwid)
+sets=(build fuzz)
 # A JDK with jvmti.h: JDK 17 from Debian unless one is already there.
-if [ ! -f /usr/lib/jvm/java-17-openjdk-amd64/include/jvmti.h ]; then
-    packages+=(openjdk-17-jdk-headless)
-fi
-
-missing=()
-for p in "${packages[@]}"; do
-    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-    [ "$status" = "install ok installed" ] || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" -eq 0 ]; then
-        echo "build.sh: installing ${missing[*]}"
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    else
-        echo "build.sh: missing Debian packages; run as root:" >&2
-        echo "  apt-get install -y --no-install-recommends ${missing[*]}" >&2
-        exit 1
-    fi
-fi
+[ -f /usr/lib/jvm/java-17-openjdk-amd64/include/jvmti.h ] || sets+=(jdk)
+scripts/install-deps.sh "${sets[@]}"
 
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
 jobs=$(nproc 2>/dev/null || echo 2)

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "np_agent.h"
-#include "np_hotspot.h"
+#include "hotspot.h"
 
 static struct np_agent *agent;
 static np_once warned_jvmti;

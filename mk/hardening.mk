@@ -8,7 +8,7 @@
 #                    build of the C stress test.  Fails on any sanitizer
 #                    report, including those of child JVMs whose test passed.
 #   make test-fuzz   each libFuzzer target briefly (clang), on the corpus in
-#                    native/fuzz/corpus; fails on any crash.
+#                    tests/fuzz/corpus; fails on any crash.
 #   make fuzz        the same for FUZZ_TIME seconds a target (default 300).
 #   make test-tsan  the TSan stress test alone.
 #   make test-stress the C stress and file tests on the plain build.
@@ -47,37 +47,24 @@ SANLOGS := $(abspath $(ASAN_B)/sanitizer-logs)
 # Recursive makes of this Makefile with another build directory.
 SUBMAKE = $(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST))
 
-# The Debian packages the fuzzers need beyond build.sh's, installed the way
-# build.sh installs its own when run as root: clang and its sanitizer and
-# libFuzzer runtimes.  ASan, UBSan and TSan come with gcc (libasan8,
-# libubsan1, libtsan2); taskset, setpriv, unshare and mount (the JVM fault
-# tests) with util-linux and mount, which every Debian has.
-FUZZ_PACKAGES := clang libclang-rt-14-dev
+# The fuzzers need clang and its sanitizer and libFuzzer runtimes
+# (scripts/install-deps.sh fuzz).  ASan, UBSan and TSan come with gcc
+# (libasan8, libubsan1, libtsan2); taskset, setpriv, unshare and mount (the
+# JVM fault tests) with util-linux and mount, which every Debian has.
 hardening-deps:
-	@missing=; for p in $(FUZZ_PACKAGES); do \
-	    [ "$$(dpkg-query -W -f='$${Status}' $$p 2>/dev/null)" = "install ok installed" ] || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	    if [ "$$(id -u)" -eq 0 ]; then \
-	        echo "hardening: installing$$missing"; \
-	        DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
-	    else \
-	        echo "hardening: missing Debian packages; as root: apt-get install -y$$missing" >&2; exit 1; \
-	    fi; \
-	fi
+	@bash scripts/install-deps.sh fuzz
 
 # ---------------------------------------------------------------- programs
 # Built in whatever build directory B is (plain, asan, tsan).
-STRESS_HDRS := $(wildcard native/*.h)
-$(B)/stress_agent: native/stress/stress_agent.c $(CORE_OBJ) $(STRESS_HDRS)
+STRESS_HDRS := $(HEADERS)
+$(B)/stress_agent: tests/stress/stress_agent.c $(CORE_OBJ) $(STRESS_HDRS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
-$(B)/files_test: native/stress/files_test.c $(CORE_OBJ) $(STRESS_HDRS)
+$(B)/files_test: tests/stress/files_test.c $(CORE_OBJ) $(STRESS_HDRS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # Not instrumented: loaded beside the sanitizer runtime.
-$(HARD_B)/sanlog_preload.so: native/stress/sanlog_preload.c
+$(HARD_B)/sanlog_preload.so: tests/stress/sanlog_preload.c
 	@mkdir -p $(dir $@)
 	gcc -O2 -g -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 
@@ -88,7 +75,7 @@ test-stress: $(B)/stress_agent $(B)/files_test
 # What the agent can call at all (docs/security.md): no exit or abort, no
 # exec, no network, nothing on another process.
 hardening-imports: $(B)/libnumapin.so
-	bash native/stress/check_imports.sh $(B)/libnumapin.so
+	bash tests/stress/check_imports.sh $(B)/libnumapin.so
 
 # ------------------------------------------------------------- ASan+UBSan
 ASAN_LIBASAN = $(shell $(ASAN_CC) -print-file-name=libasan.so)
@@ -128,7 +115,7 @@ asan-build: $(HARD_B)/sanlog_preload.so
 
 asan-unit: asan-build
 	$(call reset_sanlogs,unit)
-	@rc=0; $(call ASAN_C_ENV,unit) NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) \
+	@rc=0; $(call ASAN_C_ENV,unit) NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) NUMAPIN_EXPECTED=$(EXPECTED) \
 	    NUMAPIN_CLI=$(abspath $(ASAN_B)/numapin) CK_TIMEOUT_MULTIPLIER=10 $(ASAN_B)/test_native || rc=1; \
 	$(call sanlogs_sh,unit,unit tests); exit $$rc
 
@@ -147,7 +134,7 @@ asan-java: asan-build
 	@mkdir -p $(ASAN_B)/jdk
 	@$(foreach j,$(filter-out --jdk,$(ASAN_JDKS)),ln -sfn $(j) $(ASAN_B)/jdk/$(notdir $(j))-asan;)
 	$(call reset_sanlogs,java)
-	@{ $(call ASAN_ENV,java) bash java-tests/run.sh --agent $(abspath $(ASAN_B)/libnumapin.so) \
+	@{ $(call ASAN_ENV,java) bash tests/jvm/run.sh --agent $(abspath $(ASAN_B)/libnumapin.so) \
 	    $(foreach l,$(ASAN_JDK_LINKS),--jdk $(l)); echo $$? > $(ASAN_B)/java-suite.rc; } 2>&1 \
 	    | tee $(ASAN_B)/java-suite.log; \
 	rc=$$(cat $(ASAN_B)/java-suite.rc); \
@@ -174,23 +161,22 @@ test-asan:
 # ---------------------------------------------------------------- fuzzing
 # clang's libFuzzer, with ASan and UBSan (any UB aborts).  Each target runs
 # on a working corpus in build/fuzz/corpus/<target> (new inputs go there)
-# seeded from native/fuzz/corpus/<target> (in the repository, read only);
+# seeded from tests/fuzz/corpus/<target> (in the repository, read only);
 # a crash, a leak, a timeout or an out-of-memory leaves its input in
 # build/fuzz/artifacts/ and fails the run.
 FUZZ_TARGETS := options cpulist glob
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_B)/fuzz_%)
 
-$(B)/fuzz_options $(B)/fuzz_glob: $(B)/fuzz_%: native/fuzz/fuzz_%.c native/fuzz/fuzz_util.h $(CORE_OBJ)
+$(B)/fuzz_options $(B)/fuzz_glob: $(B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(CORE_OBJ)
 	$(CC) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # The command-line tool's real main(), renamed, for --restrict; with the
 # tool's other sources.
-FUZZ_CLI_OBJ = $(patsubst %.c,$(B)/%.o,$(filter-out native/numapin_cli.c,$(CLI_SRC)))
-$(B)/fuzz_cpulist: native/fuzz/fuzz_cpulist.c native/fuzz/fuzz_util.h native/numapin_cli.c $(CORE_OBJ) \
-                   $(FUZZ_CLI_OBJ)
-	$(CC) $(CFLAGS) $(CLI_DEFS) -Dmain=numapin_cli_main -c native/numapin_cli.c -o $(B)/fuzz_cli.o
-	$(CC) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(B)/fuzz_cli.o $(FUZZ_CLI_OBJ) $(CORE_OBJ) \
+$(B)/fuzz_cpulist: tests/fuzz/fuzz_cpulist.c tests/fuzz/fuzz_util.h cli/main.c $(CORE_OBJ) \
+                   $(CLI_LIB_OBJ)
+	$(CC) $(CFLAGS) $(CLI_DEFS) -Icli -Dmain=numapin_cli_main -c cli/main.c -o $(B)/fuzz_cli.o
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(B)/fuzz_cli.o $(CLI_LIB_OBJ) $(CORE_OBJ) \
 	    $(LDLIBS)
 
 fuzz-build: hardening-deps
@@ -206,7 +192,7 @@ define fuzz_run
 	    if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:handle_abort=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	        $(FUZZ_B)/fuzz_$$t -max_total_time=$(1) -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
 	        -print_final_stats=1 -artifact_prefix=$(FUZZ_B)/artifacts/$$t- \
-	        -dict=native/fuzz/$$t.dict $(FUZZ_B)/corpus/$$t native/fuzz/corpus/$$t \
+	        -dict=tests/fuzz/$$t.dict $(FUZZ_B)/corpus/$$t tests/fuzz/corpus/$$t \
 	        > $(FUZZ_B)/fuzz_$$t.log 2>&1; then \
 	        grep -E '^stat::number_of_executed_units|^Done [0-9]+ runs' $(FUZZ_B)/fuzz_$$t.log | tail -2; \
 	        echo "fuzz_$$t: passed"; \

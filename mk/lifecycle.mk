@@ -1,25 +1,25 @@
-# Lifecycle tests (issue 5): the JVM tests of java-tests (LifecycleTest,
+# Lifecycle tests (issue 5): the JVM tests of tests/jvm (LifecycleTest,
 # AttachTest, AutoGroupTest, HostileTest) run inside `make test-java`; the
 # QEMU scenarios inside `make test-numa`.  This adds what they need:
 #
 #  - $(B)/tools/seccomp-deny, the launcher that makes system calls fail with
 #    EPERM under a seccomp filter (HostileTest finds it next to the agent;
-#    without it, the test compiles java-tests/tools/seccomp-deny.c itself);
+#    without it, the test compiles tests/jvm/tools/seccomp-deny.c itself);
 #  - `make bench-threads`: thread start+join throughput with and without
-#    the agent, a markdown section on stdout (java-tests/bench/run.sh);
+#    the agent, a markdown section on stdout (tests/bench/threads.sh);
 #    `make bench` appends the same section to docs/performance.md.  Both
-#    build $(B)/bench/libjvmti_floor.so first (java-tests/bench/floor_agent.c,
+#    build $(B)/bench/libjvmti_floor.so first (tests/bench/floor_agent.c,
 #    the "JVMTI floor": ThreadStart/ThreadEnd and GetThreadInfo, nothing
 #    else), which run.sh finds next to the agent or takes from --floor.
 
-$(B)/tools/seccomp-deny: java-tests/tools/seccomp-deny.c mk/lifecycle.mk
+$(B)/tools/seccomp-deny: tests/jvm/tools/seccomp-deny.c mk/lifecycle.mk
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -o $@ $<
 
 test-java: $(B)/tools/seccomp-deny
 
 # Only Agent_OnLoad is exported (JNIEXPORT under -fvisibility=hidden).
-$(B)/bench/libjvmti_floor.so: java-tests/bench/floor_agent.c mk/lifecycle.mk
+$(B)/bench/libjvmti_floor.so: tests/bench/floor_agent.c mk/lifecycle.mk
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -shared -fPIC -std=gnu11 -Wall -Wextra -fvisibility=hidden -Wl,-z,defs \
 	    -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $<
@@ -28,5 +28,5 @@ bench: $(B)/bench/libjvmti_floor.so
 
 .PHONY: bench-threads
 bench-threads: all $(B)/bench/libjvmti_floor.so
-	bash java-tests/bench/run.sh --agent $(abspath $(B)/libnumapin.so) \
+	bash tests/bench/threads.sh --agent $(abspath $(B)/libnumapin.so) \
 	    --floor $(abspath $(B)/bench/libjvmti_floor.so) --jdk $(JDK17)

@@ -1,0 +1,228 @@
+/* `numapin check PID`: where the threads of a running process may run and
+ * last ran, by name, and where its memory is (np_inspect.c).
+ *
+ * Java names come from the JVM's own thread dump, `jcmd PID Thread.print`
+ * (--jcmd PATH, else the jcmd beside the process's java, else
+ * /usr/bin/jcmd): a thread dump stops the JVM at a safepoint for a moment,
+ * as jcmd always does.  --kernel-names reads only /proc, touching nothing. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "np_cpulist.h"
+#include "np_inspect.h"
+#include "np_glob.h"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: numapin check PID [--threads GLOB|GLOB...] [--json] [--jcmd PATH | --kernel-names]\n"
+    "Where the threads of process PID may run (cpus, their nodes) and last ran, and its\n"
+    "memory per node.  Java thread names come from `jcmd PID Thread.print` (a brief\n"
+    "safepoint in the JVM); --kernel-names uses the kernel's 15-byte names and touches nothing.\n";
+
+/* The jcmd of the JDK the process runs: bin/jcmd beside its bin/java. */
+static int jcmd_beside(pid_t pid, char *buf, size_t len)
+{
+    char dir[PATH_MAX];
+    if (cli_exe_dir(pid, dir, sizeof dir) != 0 || strlen(dir) + sizeof "/jcmd" > len)
+        return -1;
+    snprintf(buf, len, "%s/jcmd", dir);
+    return access(buf, X_OK);
+}
+
+/* Runs `jcmd PID Thread.print`, its output into *out, for at most
+ * `seconds`.  Returns jcmd's exit status, or -1 (a message in err). */
+static int thread_dump(const char *jcmd, pid_t pid, int seconds, char **out, char *err, size_t errlen)
+{
+    int pipefd[2];
+    *out = NULL;
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    char pidarg[24];
+    snprintf(pidarg, sizeof pidarg, "%d", (int)pid);
+    char *argv[] = {(char *)jcmd, pidarg, "Thread.print", NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDERR_FILENO);
+    pid_t child;
+    int e = posix_spawn(&child, jcmd, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipefd[1]);
+    if (e != 0) {
+        close(pipefd[0]);
+        snprintf(err, errlen, "cannot run %s: %s", jcmd, strerror(e));
+        return -1;
+    }
+    /* Read until end of file, then reap jcmd; kill it when time is up. */
+    size_t len = 0, cap = 0;
+    char *text = NULL;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    bool timed_out = false, oom = false;
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long left_ms = seconds * 1000L - ((now.tv_sec - start.tv_sec) * 1000L +
+                                          (now.tv_nsec - start.tv_nsec) / 1000000L);
+        struct pollfd p = {pipefd[0], POLLIN, 0};
+        if (left_ms <= 0 || (poll(&p, 1, (int)left_ms) == 0)) {
+            timed_out = true;
+            break;
+        }
+        char buf[65536];
+        ssize_t r = read(pipefd[0], buf, sizeof buf);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        if (len + (size_t)r + 1 > cap) {
+            size_t ncap = (len + (size_t)r + 1) * 2;
+            char *m = realloc(text, ncap);
+            if (m == NULL) {
+                oom = true;
+                break;
+            }
+            text = m;
+            cap = ncap;
+        }
+        memcpy(text + len, buf, (size_t)r);
+        len += (size_t)r;
+    }
+    if (timed_out || oom)
+        kill(child, SIGKILL);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (timed_out || oom) {
+        close(pipefd[0]);
+        free(text);
+        if (timed_out)
+            snprintf(err, errlen, "%s %d Thread.print did not answer in %d s", jcmd, (int)pid, seconds);
+        else
+            snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    close(pipefd[0]);
+    if (text == NULL && (text = strdup("")) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    text[len] = '\0';
+    *out = text;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int check(long pid, const struct np_globs *filter, const char *jcmd, bool json,
+                 bool kernel_only);
+
+int cli_check(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"threads", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
+        {"jcmd", required_argument, NULL, 'c'},    {"kernel-names", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    const char *threads = NULL, *jcmd = NULL;
+    bool json = false, kernel_only = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't': threads = optarg; break;
+        case 'j': json = true; break;
+        case 'c': jcmd = optarg; break;
+        case 'k': kernel_only = true; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    int pid = 0;
+    if (optind != argc - 1 || np_parse_int(argv[optind], 1, INT_MAX, &pid) != 0) {
+        fprintf(stderr, "numapin check: give one process id\n%s", usage);
+        return 2;
+    }
+    /* The same globs as the agent's threads= option. */
+    struct np_globs filter = {0};
+    if (threads != NULL && np_globs_parse(threads, &filter) != 0) {
+        fprintf(stderr, "numapin check: invalid --threads '%s': valid values are %s\n", threads,
+                NP_GLOBS_VALID);
+        return 2;
+    }
+    int status = check(pid, threads != NULL ? &filter : NULL, jcmd, json, kernel_only);
+    np_globs_free(&filter);
+    return status;
+}
+
+/* Everything after the arguments: returns the exit status. */
+static int check(long pid, const struct np_globs *filter, const char *jcmd, bool json,
+                 bool kernel_only)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld", pid);
+    if (access(path, F_OK) != 0) {
+        fprintf(stderr, "numapin check: no process %ld\n", pid);
+        return 1;
+    }
+
+    struct np_named *names = NULL;
+    int nnames = 0;
+    char jpath[PATH_MAX], err[PATH_MAX + 512];
+    struct np_topo t;
+    if (np_topo_load(&t, NULL, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "numapin check: %s\n", err);
+        return 1;
+    }
+    if (!t.thissystem) {
+        fprintf(stderr, "numapin check: the topology (%s) is not this machine's: a process's "
+                        "threads are read on this one (set HWLOC_THISSYSTEM=1 if it is)\n", t.source);
+        np_topo_destroy(&t);
+        return 1;
+    }
+    if (!kernel_only) {
+        if (jcmd == NULL && jcmd_beside((pid_t)pid, jpath, sizeof jpath) == 0)
+            jcmd = jpath;
+        if (jcmd == NULL)
+            jcmd = "/usr/bin/jcmd";
+        char *dump = NULL;
+        int rc = thread_dump(jcmd, (pid_t)pid, 30, &dump, err, sizeof err);
+        if (rc == 0)
+            nnames = np_inspect_parse_dump(dump, &names);
+        if (rc != 0 || nnames <= 0) {
+            if (rc > 0)
+                snprintf(err, sizeof err, "%s %ld Thread.print exited with %d", jcmd, pid, rc);
+            else if (rc == 0)
+                snprintf(err, sizeof err, "%s %ld Thread.print listed no thread", jcmd, pid);
+            fprintf(stderr, "numapin check: no Java thread names (%s): the kernel's are shown\n", err);
+            nnames = 0;
+        }
+        free(dump);
+    }
+    struct np_inspect result;
+    int rc = np_inspect_collect(&t, (pid_t)pid, names, nnames, &result, err, sizeof err);
+    np_inspect_named_free(names, nnames);
+    if (rc != 0) {
+        fprintf(stderr, "numapin check: %s\n", err);
+        np_topo_destroy(&t);
+        return 1;
+    }
+    np_inspect_print(&result, filter, json, stdout);
+    np_inspect_free(&result);
+    np_topo_destroy(&t);
+    return 0;
+}

@@ -1,0 +1,65 @@
+/* The numapin command-line tool: one file a command, over the core and
+ * these helpers (cli_util.c).
+ *
+ * Commands parse their arguments, call the core, print, and return the
+ * exit status: 0 done, 1 a failure (named in one line on stderr), 2 bad
+ * arguments (the line, then the command's usage). */
+#ifndef NP_CLI_H
+#define NP_CLI_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "np_modes.h"
+#include "np_topo.h"
+
+/* Each takes its argv with argv[0] the command's name ("plan"). */
+int cli_plan(int argc, char **argv);
+int cli_topo(int argc, char **argv);
+int cli_check(int argc, char **argv);
+int cli_groups(int argc, char **argv);
+
+/* Prints "numapin CMD: MESSAGE" and then `usage` to stderr; returns 2. */
+int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Reads a mode argument (--cpus core) by the core's names of it.  Returns
+ * 0 with *out set; or prints "--OPT takes A, B or C, not 'V'" with the
+ * usage and returns 2. */
+int cli_mode(const char *cmd, const char *usage, const char *opt, const struct np_names *names,
+             const char *v, int *out);
+
+/* Reads a count argument (--groups 3) from min to max.  Returns 0 with
+ * *out set; or prints "--OPT takes WHAT from MIN to MAX, not 'V'" with the
+ * usage and returns 2. */
+int cli_count(const char *cmd, const char *usage, const char *opt, const char *what, long min,
+              long max, const char *v, int *out);
+
+/* The machine a command looks at: this one, or the one described by
+ * --topology FILE.xml or --synthetic DESC, narrowed by --restrict CPUS as
+ * under a cgroup cpuset.  CLI_MACHINE_OPTIONS goes into a command's
+ * getopt_long table; cli_machine_option takes its letters. */
+struct cli_machine {
+    const char *xml, *synthetic, *restrict_cpus;
+};
+#define CLI_MACHINE_OPTIONS                                 \
+    {"topology", required_argument, NULL, 't'},             \
+    {"synthetic", required_argument, NULL, 's'},            \
+    {"restrict", required_argument, NULL, 'r'}
+#define CLI_MACHINE_USAGE "[--topology FILE.xml | --synthetic DESC] [--restrict CPUS]"
+
+/* Takes getopt's `c` when it is one of CLI_MACHINE_OPTIONS: returns 1. */
+int cli_machine_option(struct cli_machine *m, int c, const char *arg);
+
+/* Loads the machine into *t.  Returns 0; or prints why and returns the
+ * exit status (1, or 2 for arguments that exclude each other or a bad CPU
+ * list). */
+int cli_machine_load(const char *cmd, const char *usage, const struct cli_machine *m,
+                     struct np_topo *t);
+
+/* The directory of process pid's executable (0: this process) into buf,
+ * e.g. "/usr/lib/jvm/java-17/bin".  Returns 0, or -1. */
+int cli_exe_dir(pid_t pid, char *buf, size_t len);
+
+#endif

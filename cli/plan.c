@@ -1,0 +1,165 @@
+/* `numapin plan`: how N JVM groups are placed on this machine (or on the
+ * given topology).  The same core code as the agent, so what it prints is
+ * what a JVM with groups=N would do. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "np_domains.h"
+#include "np_json.h"
+#include "np_plan.h"
+
+static const char usage[] =
+    "usage: numapin plan --groups N [--group G] [--cpus node|core|pu] [--domain node|package|l3]\n"
+    "                    " CLI_MACHINE_USAGE " [--json]\n"
+    "How N JVM groups are placed on this machine (or on the given topology).\n"
+    "--restrict CPUS: only these CPUs (cpulist, e.g. 0-7,16) may be used, as under a cgroup cpuset.\n";
+
+static void print_table(const struct np_topo *t, const struct np_plan *p, int only,
+                        enum np_cpus_mode mode)
+{
+    char summary[2048];
+    np_topo_summary(t, summary, sizeof summary);
+    printf("topology %s\n", summary);
+    printf("%-6s %-10s %-8s %-6s %s\n", "group", "nodes", "slice", "slots", "cpus");
+    for (int g = 0; g < p->ngroups; g++) {
+        if (only >= 0 && g != only)
+            continue;
+        const struct np_group_plan *gp = &p->groups[g];
+        hwloc_bitmap_t *slots;
+        int nslots = np_slots(t, gp->cpus, mode, &slots);
+        char *cpus = NULL, *nodes = NULL, slice[32];
+        if (hwloc_bitmap_list_asprintf(&cpus, gp->cpus) < 0)
+            cpus = NULL;
+        if (hwloc_bitmap_list_asprintf(&nodes, gp->nodes) < 0)
+            nodes = NULL;
+        snprintf(slice, sizeof slice, "%d/%d", gp->slice + 1, gp->nslices);
+        printf("%-6d %-10s %-8s %-6d %s\n", g, nodes ? nodes : "?", slice, nslots,
+               cpus ? cpus : "?");
+        free(cpus);
+        free(nodes);
+        if (nslots > 0)
+            np_slots_free(slots, nslots);
+    }
+    for (int i = 0; i < p->nwarnings; i++) {
+        const struct np_warning *w = &p->warnings[i];
+        if (only < 0 || (only >= w->first_group && only <= w->last_group))
+            printf("warning: %s\n", w->text);
+    }
+}
+
+/* The plan as JSON: {"groups":[{"group":0,"nodes":[0],"cpus":"0-3"},...],
+ * "warnings":[...]}. */
+static void print_json(const struct np_plan *p, FILE *out)
+{
+    fputs("{\"groups\":[", out);
+    for (int g = 0; g < p->ngroups; g++) {
+        const struct np_group_plan *gp = &p->groups[g];
+        fprintf(out, "%s{\"group\":%d,\"nodes\":[", g ? "," : "", gp->group);
+        int i = -1, first = 1;
+        while ((i = hwloc_bitmap_next(gp->nodes, i)) >= 0) {
+            fprintf(out, "%s%d", first ? "" : ",", i);
+            first = 0;
+        }
+        char *cpus = NULL;
+        if (!hwloc_bitmap_iszero(gp->cpus) && hwloc_bitmap_list_asprintf(&cpus, gp->cpus) < 0)
+            cpus = NULL;
+        fprintf(out, "],\"cpus\":\"%s\"}", cpus ? cpus : "");
+        free(cpus);
+    }
+    fputs("],\"warnings\":[", out);
+    for (int i = 0; i < p->nwarnings; i++) {
+        if (i)
+            fputc(',', out);
+        np_json_string(out, p->warnings[i].text);
+    }
+    fputs("]}\n", out);
+}
+
+int cli_plan(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"groups", required_argument, NULL, 'n'},
+        {"group", required_argument, NULL, 'g'},
+        {"cpus", required_argument, NULL, 'c'},
+        {"domain", required_argument, NULL, 'd'},
+        CLI_MACHINE_OPTIONS,
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int groups = 0, group = -1, json = 0, mode = NP_CPUS_NODE, domain = NP_DOMAIN_NODE, c, rc;
+    struct cli_machine m = {0};
+    argv[0] = "numapin plan"; /* for getopt's messages */
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (cli_machine_option(&m, c, optarg))
+            continue;
+        switch (c) {
+        case 'n':
+            if ((rc = cli_count("plan", usage, "groups", "a number", 1, NP_MAX_GROUPS, optarg,
+                                &groups)) != 0)
+                return rc;
+            break;
+        case 'g':
+            if ((rc = cli_count("plan", usage, "group", "a group index", 0, NP_MAX_GROUPS - 1,
+                                optarg, &group)) != 0)
+                return rc;
+            break;
+        case 'c':
+            if ((rc = cli_mode("plan", usage, "cpus", &np_cpus_mode_names, optarg, &mode)) != 0)
+                return rc;
+            break;
+        case 'd':
+            if ((rc = cli_mode("plan", usage, "domain", &np_domain_names, optarg, &domain)) != 0)
+                return rc;
+            break;
+        case 'j': json = 1; break;
+        case 'h': fputs(usage, stdout); return 0;
+        default: return cli_usage_error("plan", usage, "invalid arguments");
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("plan", usage, "unexpected argument '%s'", argv[optind]);
+
+    struct np_topo t;
+    if ((rc = cli_machine_load("plan", usage, &m, &t)) != 0)
+        return rc;
+    if (groups == 0) {
+        struct np_domains d;
+        if (np_domains_get(&t, (enum np_domain)domain, &d) != 0) {
+            fprintf(stderr, "numapin: this machine has no %s with usable CPUs\n",
+                    np_domain_name((enum np_domain)domain));
+            np_topo_destroy(&t);
+            return 1;
+        }
+        groups = d.n;
+        np_domains_free(&d);
+    }
+    if (group >= groups) {
+        fprintf(stderr, "numapin: --group %d is out of range: valid values are 0 to %d\n", group,
+                groups - 1);
+        np_topo_destroy(&t);
+        return 2;
+    }
+    struct np_plan p;
+    if (np_plan_build(&t, groups, (enum np_domain)domain, &p) != 0) {
+        if (errno == ENOENT)
+            fprintf(stderr, "numapin: this machine has no %s with usable CPUs\n",
+                    np_domain_name((enum np_domain)domain));
+        else
+            fprintf(stderr, "numapin: cannot plan %d groups: %s\n", groups, strerror(errno));
+        np_topo_destroy(&t);
+        return 1;
+    }
+    if (json)
+        print_json(&p, stdout);
+    else
+        print_table(&t, &p, group, (enum np_cpus_mode)mode);
+    np_plan_free(&p);
+    np_topo_destroy(&t);
+    return 0;
+}

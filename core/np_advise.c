@@ -1,0 +1,149 @@
+#define _GNU_SOURCE
+#include "np_advise.h"
+
+#include <numaif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "np_domains.h"
+
+static int log2i(int n)
+{
+    int l = 0;
+    while (n > 1) {
+        n >>= 1;
+        l++;
+    }
+    return l;
+}
+
+long np_gc_threads_for(int n)
+{
+    return n <= 8 ? n : 8 + (n - 8) * 5 / 8;
+}
+
+long np_conc_gc_threads_for(int n)
+{
+    long c = (np_gc_threads_for(n) + 2) / 4;
+    return c > 1 ? c : 1;
+}
+
+long np_compiler_threads_for(int n)
+{
+    /* Tiered compilation's CICompilerCount ergonomics. */
+    int l = log2i(n), ll = log2i(l > 1 ? l : 1);
+    long c = (long)l * ll * 3 / 2;
+    return c > 2 ? c : 2;
+}
+
+int np_advise_threads(const struct np_jvm_facts *f, int group_cpus, char *buf, size_t len)
+{
+    struct { const char *flag; long now, fit; } t[] = {
+        {"ParallelGCThreads", f->parallel_gc_threads, np_gc_threads_for(group_cpus)},
+        {"ConcGCThreads", f->conc_gc_threads, np_conc_gc_threads_for(group_cpus)},
+        {"CICompilerCount", f->ci_compiler_count, np_compiler_threads_for(group_cpus)},
+    };
+    char fix[256] = "", now[256] = "";
+    size_t a = 0, b = 0;
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        if (t[i].now < 0 || t[i].now <= t[i].fit)
+            continue;
+        a += (size_t)snprintf(fix + a, sizeof fix - a, "%s-XX:%s=%ld", a ? " " : "", t[i].flag,
+                              t[i].fit);
+        b += (size_t)snprintf(now + b, sizeof now - b, "%s%s=%ld", b ? ", " : "", t[i].flag,
+                              t[i].now);
+    }
+    if (a == 0)
+        return 0;
+    char seen[64] = "";
+    if (f->cpus_seen > 0)
+        snprintf(seen, sizeof seen, "the %d CPUs the JVM saw", f->cpus_seen);
+    snprintf(buf, len,
+             "GC and JIT threads are sized for %s (%s), but this group has %d CPUs: "
+             "%s fit the group",
+             seen[0] ? seen : "more CPUs than this group has", now, group_cpus, fix);
+    return 1;
+}
+
+int np_advise_use_numa(const struct np_jvm_facts *f, hwloc_const_bitmap_t group_nodes,
+                       hwloc_const_bitmap_t all_nodes, char *buf, size_t len)
+{
+    if (f->use_numa < 0)
+        return 0;
+    char nodes[256];
+    hwloc_bitmap_list_snprintf(nodes, sizeof nodes, group_nodes);
+    if (f->use_numa == 0) {
+        snprintf(buf, len,
+                 "UseNUMA is off in this JVM: the heap is not split by node, and each page lands "
+                 "where the memory policy of the thread that first touches it says (placed "
+                 "threads: node %s, unless mem=none)", nodes);
+        return 1;
+    }
+    if (hwloc_bitmap_isequal(group_nodes, all_nodes)) {
+        snprintf(buf, len,
+                 "UseNUMA is on in this JVM: HotSpot splits the young generation by node and "
+                 "each thread allocates in the part of the node it runs on");
+        return 1;
+    }
+    char all[256];
+    hwloc_bitmap_list_snprintf(all, sizeof all, all_nodes);
+    snprintf(buf, len,
+             "UseNUMA is on in this JVM: HotSpot splits the young generation over nodes %s, "
+             "but this group's placed threads run on node %s only, so the other nodes' parts "
+             "serve only unplaced threads; with one JVM per node, run it with -XX:-UseNUMA and "
+             "its memory bound to its node (numactl --membind=%s)", all, nodes, nodes);
+    return 1;
+}
+
+int np_advise_alignment(const struct np_topo *t, const struct np_actual *startup, char *buf,
+                        size_t len)
+{
+    int mode = startup->mem_mode;
+    if (!t->thissystem || (mode != MPOL_BIND && mode != MPOL_PREFERRED &&
+                           mode != MPOL_PREFERRED_MANY && mode != MPOL_INTERLEAVE) ||
+        hwloc_bitmap_iszero(startup->mem_nodes))
+        return 0;
+    hwloc_bitmap_t cpu_nodes = hwloc_bitmap_alloc();
+    if (cpu_nodes == NULL)
+        return 0;
+    np_topo_home_nodes(t, startup->cpus, cpu_nodes);
+    int differ = !hwloc_bitmap_iszero(cpu_nodes) &&
+                 !hwloc_bitmap_isequal(cpu_nodes, startup->mem_nodes);
+    if (differ) {
+        char cpus[512], cnodes[256], policy[256];
+        hwloc_bitmap_list_snprintf(cpus, sizeof cpus, startup->cpus);
+        hwloc_bitmap_list_snprintf(cnodes, sizeof cnodes, cpu_nodes);
+        np_mem_actual_str(policy, sizeof policy, startup);
+        snprintf(buf, len,
+                 "the JVM was started with CPUs %s (node %s) but memory policy %s: CPU and "
+                 "memory bindings on different nodes put memory far from the threads, and "
+                 "HotSpot turns UseNUMA off for it; bind both to the same nodes "
+                 "(numactl --cpunodebind=%s --membind=%s)", cpus, cnodes, policy, cnodes, cnodes);
+    }
+    hwloc_bitmap_free(cpu_nodes);
+    return differ;
+}
+
+int np_advise_numa_balancing(int mode, char *buf, size_t len)
+{
+    if (mode <= 0 || !(mode & 1))
+        return 0; /* off, unknown, or memory tiering only (mode 2) */
+    snprintf(buf, len,
+             "kernel automatic NUMA balancing is on (kernel.numa_balancing=%d): it cannot move "
+             "threads numapin binds, and its scanning costs them page faults; "
+             "sysctl -w kernel.numa_balancing=0 turns it off", mode);
+    return 1;
+}
+
+int np_read_numa_balancing(const char *path)
+{
+    FILE *f = fopen(path ? path : "/proc/sys/kernel/numa_balancing", "re");
+    if (f == NULL)
+        return -1;
+    int v = -1;
+    if (fscanf(f, "%d", &v) != 1)
+        v = -1;
+    fclose(f);
+    return v;
+}

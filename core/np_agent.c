@@ -1,0 +1,742 @@
+#define _GNU_SOURCE
+#include "np_agent.h"
+
+#include "np_autogroup.h"
+#include "np_domains.h"
+#include "np_file.h"
+#include "np_report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *yesno(bool b) { return b ? "yes" : "no"; }
+
+/* Binds the loading thread to the plan, reads it back and restores it: a
+ * start-up check, so that `strict` fails the JVM now rather than warning at
+ * the first thread. */
+static int probe(struct np_agent *a, const struct np_target *t, char *err, size_t errlen)
+{
+    struct np_actual saved, now;
+    if (np_actual_init(&saved) != 0 || np_actual_init(&now) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    if (np_read_self(a->topo.topology, &saved) != 0) {
+        snprintf(err, errlen, "cannot read this thread's CPU binding and memory policy: %s (%s)",
+                 strerror(errno), np_errno_name(errno));
+        rc = -1;
+        goto out;
+    }
+    struct np_bind_result r;
+    np_bind_self(a->topo.topology, t, &r, &now);
+    char want[256], got[256];
+    if (r.cpu_errno != 0) {
+        np_cpulist(want, sizeof want, t->cpus);
+        snprintf(err, errlen, "cannot bind threads to cpus=%s: %s (%s)", want,
+                 strerror(r.cpu_errno), np_errno_name(r.cpu_errno));
+        rc = -1;
+    } else if (r.mem_errno != 0) {
+        np_mem_target_str(want, sizeof want, t);
+        snprintf(err, errlen, "cannot set memory policy %s: %s (%s)", want,
+                 strerror(r.mem_errno), np_errno_name(r.mem_errno));
+        rc = -1;
+    } else if (!r.cpu_ok || !r.mem_ok) {
+        np_cpulist(want, sizeof want, t->cpus);
+        np_cpulist(got, sizeof got, now.cpus);
+        char wmem[128], gmem[128];
+        np_mem_target_str(wmem, sizeof wmem, t);
+        np_mem_actual_str(gmem, sizeof gmem, &now);
+        snprintf(err, errlen, "placement does not read back: cpus=%s mem=%s planned, cpus=%s mem=%s read",
+                 want, wmem, got, gmem);
+        rc = -1;
+    }
+    if (np_restore_self(a->topo.topology, &saved) != 0 && rc == 0) {
+        snprintf(err, errlen, "cannot restore this thread's placement after the start-up check: %s",
+                 strerror(errno));
+        rc = -1;
+    }
+out:
+    np_actual_destroy(&saved);
+    np_actual_destroy(&now);
+    return rc;
+}
+
+/* A failure that `strict` makes fatal: returns NP_ERR_RUNTIME under strict
+ * after one error line; otherwise one warning and the agent disables
+ * itself (NP_OK). */
+static enum np_status runtime_failure(struct np_agent *a, const char *msg)
+{
+    if (a->opt.strict) {
+        np_log_fatal("%s (strict: the JVM does not start)", msg);
+        return NP_ERR_RUNTIME;
+    }
+    np_log(NP_LOG_WARNING, "%s; numapin places no thread in this JVM", msg);
+    a->active = false;
+    return NP_OK;
+}
+
+/* The machine's NUMA nodes, for error messages. */
+static const char *all_nodes(const struct np_agent *a, char *buf, size_t len)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    buf[0] = '\0';
+    if (set == NULL)
+        return buf;
+    hwloc_obj_t n = NULL;
+    while ((n = hwloc_get_next_obj_by_type(a->topo.topology, HWLOC_OBJ_NUMANODE, n)) != NULL)
+        hwloc_bitmap_set(set, n->os_index);
+    np_cpulist(buf, len, set);
+    hwloc_bitmap_free(set);
+    return buf;
+}
+
+/* The usable nodes of the machine: homes of the usable CPUs. */
+static void usable_nodes(const struct np_agent *a, hwloc_bitmap_t out)
+{
+    hwloc_bitmap_zero(out);
+    for (int i = 0; i < a->topo.nnodes; i++)
+        hwloc_bitmap_set(out, a->topo.nodes[i]->os_index);
+}
+
+/* scope=jvm: binds the whole process to the group and gives the loading
+ * thread (which goes on to create the heap and the JVM's own threads, all
+ * inheriting it) the group's memory policy. */
+static int place_jvm(struct np_agent *a, const struct np_target *t)
+{
+    char cpus[1024], mem[256], got_cpus[1024], got_mem[256];
+    np_cpulist(cpus, sizeof cpus, a->mine->cpus);
+    np_mem_target_str(mem, sizeof mem, t);
+    int rc = 0;
+    if (hwloc_set_cpubind(a->topo.topology, a->mine->cpus, HWLOC_CPUBIND_PROCESS) != 0) {
+        (a->opt.strict ? np_log_fatal : np_log_warning)(
+            "scope=jvm: cannot bind the JVM to cpus=%s: %s (%s)%s", cpus, strerror(errno),
+            np_errno_name(errno), a->opt.strict ? " (strict: the JVM does not start)" : "");
+        return -1;
+    }
+    struct np_target whole = {a->mine->cpus, t->nodes, t->mem};
+    struct np_actual got;
+    struct np_bind_result r;
+    if (np_actual_init(&got) != 0)
+        return -1;
+    np_bind_self(a->topo.topology, &whole, &r, &got);
+    np_cpulist(got_cpus, sizeof got_cpus, got.cpus);
+    np_mem_actual_str(got_mem, sizeof got_mem, &got);
+    np_actual_destroy(&got);
+    if (r.cpu_errno != 0 || r.mem_errno != 0) {
+        int e = r.cpu_errno ? r.cpu_errno : r.mem_errno;
+        (a->opt.strict ? np_log_fatal : np_log_warning)(
+            "scope=jvm: cannot set memory policy %s for the JVM: %s (%s)%s", mem, strerror(e),
+            np_errno_name(e), a->opt.strict ? " (strict: the JVM does not start)" : "");
+        rc = -1;
+    } else if (!r.cpu_ok || !r.mem_ok) {
+        np_log(NP_LOG_WARNING, "scope=jvm: the JVM reads back cpus=%s mem=%s, not cpus=%s mem=%s",
+               got_cpus, got_mem, cpus, mem);
+    }
+    np_log(NP_LOG_INFO, "jvm group=%d node=%s cpus=%s mem=%s", a->opt.group, a->node_list,
+           got_cpus, got_mem);
+    return rc;
+}
+
+/* Advice that needs only the machine and the start-up state. */
+static void advise_at_start(struct np_agent *a)
+{
+    char msg[1024];
+    a->have_startup = a->topo.thissystem && np_actual_init(&a->startup) == 0 &&
+                      np_read_self(a->topo.topology, &a->startup) == 0;
+    if (a->have_startup && np_advise_alignment(&a->topo, &a->startup, msg, sizeof msg))
+        np_log(NP_LOG_WARNING, "advice: %s", msg);
+    if (a->topo.thissystem && !a->opt.dryrun &&
+        np_advise_numa_balancing(np_read_numa_balancing(NULL), msg, sizeof msg))
+        np_log(NP_LOG_WARNING, "advice: %s", msg);
+}
+
+void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
+{
+    if (!a->active)
+        return;
+    char msg[1024];
+    struct np_jvm_facts facts = *f;
+    if (facts.cpus_seen <= 0)
+        facts.cpus_seen = a->cpus_at_load;
+    f = &facts;
+    hwloc_bitmap_t all = hwloc_bitmap_alloc();
+    if (all != NULL) {
+        usable_nodes(a, all);
+        if (np_advise_use_numa(f, a->mine->nodes, all, msg, sizeof msg))
+            np_log(f->use_numa == 1 && !hwloc_bitmap_isequal(a->mine->nodes, all)
+                       ? NP_LOG_WARNING : NP_LOG_INFO, "advice: %s", msg);
+        hwloc_bitmap_free(all);
+    }
+    if (np_advise_threads(f, hwloc_bitmap_weight(a->mine->cpus), msg, sizeof msg))
+        np_log(NP_LOG_WARNING, "advice: %s", msg);
+}
+
+/* Phase 1: options and log.  log= is applied even when another option is
+ * bad, so the error also reaches the chosen log. */
+static enum np_status parse_options(struct np_agent *a, const char *options)
+{
+    char err[1024];
+    bool bad = np_options_parse(options, &a->opt, err, sizeof err) != 0;
+    if (np_log_open(a->opt.log_level, a->opt.log_file) != 0) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "cannot open log file '%s': %s (%s)", a->opt.log_file,
+                 strerror(errno), np_errno_name(errno));
+        if (!bad && a->opt.strict && !a->opt.help) {
+            np_log_fatal("%s", msg);
+            return NP_ERR_RUNTIME;
+        }
+        np_log(NP_LOG_WARNING, "%s; logging to stdout", msg);
+    }
+    if (bad) {
+        np_log_fatal("%s", err);
+        return NP_ERR_OPTIONS;
+    }
+    return NP_OK;
+}
+
+/* report=FILE is opened at start, so that a path that cannot be written
+ * is known now, not when the JVM exits. */
+static enum np_status open_report(struct np_agent *a)
+{
+    if (np_file_path(a->opt.report_file, a->report_path, sizeof a->report_path) == 0)
+        a->report_fd = np_file_open(a->report_path, false);
+    if (a->report_fd >= 0)
+        return NP_OK;
+    char msg[4400];
+    snprintf(msg, sizeof msg, "cannot open report file '%s': %s (%s)", a->report_path,
+             strerror(errno), np_errno_name(errno));
+    if (a->opt.strict) {
+        np_log_fatal("%s (strict: the JVM does not start)", msg);
+        return NP_ERR_RUNTIME;
+    }
+    np_log(NP_LOG_WARNING, "%s; no report will be written", msg);
+    return NP_OK;
+}
+
+/* Phase 2: the machine, the plan, and this JVM's group in it. */
+static enum np_status plan(struct np_agent *a)
+{
+    char err[1024];
+    if (np_topo_load(&a->topo, NULL, NULL, err, sizeof err) != 0)
+        return runtime_failure(a, err);
+    if (!a->topo.thissystem && !a->opt.dryrun) {
+        snprintf(err, sizeof err, "the topology (%s) is not this machine's (set HWLOC_THISSYSTEM=1 if "
+                 "it is), so binding would do nothing", a->topo.source);
+        if (a->opt.strict)
+            return runtime_failure(a, err);
+        np_log(NP_LOG_WARNING, "%s: numapin runs as with dryrun (would-place lines)", err);
+        a->opt.dryrun = true;
+    }
+    if (a->opt.groups == 0) {
+        struct np_domains d;
+        if (np_domains_get(&a->topo, a->opt.domain, &d) == 0) {
+            a->opt.groups = d.n;
+            np_domains_free(&d);
+        } else {
+            a->opt.groups = 1; /* np_plan_build reports the missing domain */
+        }
+        if (a->opt.group >= a->opt.groups) {
+            np_log_fatal("option 'group=%d' is out of range: groups defaults to %d, the %ss "
+                         "with CPUs here, so valid values are 0 to %d (or set groups=)",
+                         a->opt.group, a->opt.groups, np_domain_name(a->opt.domain),
+                         a->opt.groups - 1);
+            return NP_ERR_OPTIONS;
+        }
+    }
+    if (np_plan_build(&a->topo, a->opt.groups, a->opt.domain, &a->plan) != 0) {
+        if (errno == ENOENT)
+            snprintf(err, sizeof err, "domain=%s: this machine reports no %s with usable CPUs",
+                     np_domain_name(a->opt.domain), np_domain_name(a->opt.domain));
+        else
+            snprintf(err, sizeof err, "cannot plan %d groups: %s", a->opt.groups, strerror(errno));
+        return runtime_failure(a, err);
+    }
+    if (a->opt.group == NP_GROUP_AUTO) {
+        int g = np_autogroup_claim(NULL, a->opt.groups, &a->lock_fd, err, sizeof err);
+        if (g < 0)
+            return runtime_failure(a, err);
+        a->opt.group = g;
+        np_log(NP_LOG_INFO, "auto group=%d groups=%d", g, a->opt.groups);
+    }
+    a->mine = &a->plan.groups[a->opt.group];
+    return NP_OK;
+}
+
+/* Phase 3: what placed threads get: CPUs of the chosen kind, the slots
+ * cpus=core|pu choose from, and the memory nodes. */
+static enum np_status targets(struct np_agent *a)
+{
+    char kind[32], nodes[256];
+    if ((a->place_cpus = hwloc_bitmap_alloc()) == NULL ||
+        (a->mem_nodes = hwloc_bitmap_alloc()) == NULL)
+        return runtime_failure(a, "cannot set up placement: out of memory");
+    if (np_plan_kind(&a->topo, a->opt.cpukind, a->mine->cpus, a->place_cpus) != 0) {
+        np_log_fatal("option 'cpukind=%s' names a CPU kind this machine does not have: valid "
+                     "values are performance, efficiency, any, or 0 to %d",
+                     np_cpukind_name(a->opt.cpukind, kind, sizeof kind),
+                     hwloc_cpukinds_get_nr(a->topo.topology, 0) - 1);
+        return NP_ERR_OPTIONS;
+    }
+    if (a->opt.mem_nodes == NULL) {
+        hwloc_bitmap_copy(a->mem_nodes, a->mine->nodes);
+    } else {
+        hwloc_bitmap_list_sscanf(a->mem_nodes, a->opt.mem_nodes);
+        int n;
+        NP_FOREACH(n, a->mem_nodes) {
+            if (hwloc_get_numanode_obj_by_os_index(a->topo.topology, (unsigned)n) == NULL) {
+                np_log_fatal("option 'mem=%s:%s' names node %d, which this machine does not "
+                             "have: valid nodes are %s", np_mem_mode_name(a->opt.mem),
+                             a->opt.mem_nodes, n, all_nodes(a, nodes, sizeof nodes));
+                return NP_ERR_OPTIONS;
+            }
+        }
+    }
+    a->nslots = np_slots(&a->topo, a->place_cpus, a->opt.cpus, &a->slots);
+    if (a->nslots < 0 || np_record_init(&a->record, a->nslots) != 0) {
+        a->nslots = 0;
+        return runtime_failure(a, "cannot set up placement: out of memory");
+    }
+    np_cpulist(a->node_list, sizeof a->node_list, a->mine->nodes);
+    return NP_OK;
+}
+
+/* Phase 4: what placing a thread needs, done once: the CPU lists and the
+ * memory policy as the log shows them, the policy in the kernel's terms. */
+static bool prepare(struct np_agent *a, const struct np_target *t)
+{
+    if (hwloc_bitmap_list_asprintf(&a->place_cpus_str, a->place_cpus) < 0 ||
+        (a->slot_cpus_str = calloc((size_t)a->nslots, sizeof *a->slot_cpus_str)) == NULL ||
+        np_policy_init(&a->policy, t) != 0)
+        return false;
+    for (int s = 0; s < a->nslots; s++)
+        if (hwloc_bitmap_list_asprintf(&a->slot_cpus_str[s], a->slots[s]) < 0)
+            return false;
+    np_mem_target_str(a->mem_str, sizeof a->mem_str, t);
+    return true;
+}
+
+/* The start-up lines: the machine, the plan, and the plan's advice. */
+static void log_plan(struct np_agent *a, const struct np_target *t)
+{
+    char line[2048], cpus[1024], mem[256], threads[1024], kind[32];
+    np_topo_summary(&a->topo, line, sizeof line);
+    np_log(NP_LOG_INFO, "topology %s", line);
+    np_cpulist(cpus, sizeof cpus, a->place_cpus);
+    np_mem_target_str(mem, sizeof mem, t);
+    np_quote(threads, sizeof threads, a->opt.threads.text);
+    np_log(NP_LOG_INFO,
+           "plan group=%d groups=%d domain=%s node=%s slice=%d/%d cpus=%s cpus_mode=%s "
+           "cpukind=%s slots=%d mem=%s threads=%s dryrun=%s strict=%s",
+           a->opt.group, a->opt.groups, np_domain_name(a->opt.domain), a->node_list,
+           a->mine->slice + 1, a->mine->nslices, cpus, np_cpus_mode_name(a->opt.cpus),
+           np_cpukind_name(a->opt.cpukind, kind, sizeof kind), a->nslots, mem, threads,
+           yesno(a->opt.dryrun), yesno(a->opt.strict));
+    for (int i = 0; i < a->plan.nwarnings; i++) {
+        const struct np_warning *w = &a->plan.warnings[i];
+        if (a->opt.group >= w->first_group && a->opt.group <= w->last_group)
+            np_log(NP_LOG_WARNING, "advice: %s", w->text);
+    }
+}
+
+static enum np_status start(struct np_agent *a, const char *options)
+{
+    enum np_status st = parse_options(a, options);
+    if (st != NP_OK)
+        return st;
+    if (a->opt.help) {
+        fputs(np_options_help(), stdout);
+        fflush(stdout);
+        return NP_OK;
+    }
+    if (a->opt.report_file != NULL && (st = open_report(a)) != NP_OK)
+        return st;
+    if ((st = plan(a)) != NP_OK || a->mine == NULL)
+        return st;
+    if ((st = targets(a)) != NP_OK || a->nslots == 0)
+        return st;
+    struct np_target t = {a->place_cpus, a->mem_nodes, a->opt.mem};
+    log_plan(a, &t);
+    advise_at_start(a);
+    a->cpus_at_load = a->have_startup ? hwloc_bitmap_weight(a->startup.cpus) : -1;
+    if (a->opt.scope == NP_SCOPE_JVM && !a->opt.dryrun) {
+        if (place_jvm(a, &t) != 0 && a->opt.strict)
+            return NP_ERR_RUNTIME;
+        /* Threads put back from an inherited placement go to the JVM's group. */
+        if (a->have_startup)
+            np_read_self(a->topo.topology, &a->startup);
+    }
+
+    if (a->opt.mem != NP_MEM_NONE && !a->opt.dryrun && np_bind_init() != 0) {
+        if (a->opt.strict) {
+            np_log_fatal("mem=%s needs NUMA support in the kernel, and it has none "
+                         "(strict: the JVM does not start)", np_mem_mode_name(a->opt.mem));
+            return NP_ERR_RUNTIME;
+        }
+        np_log(NP_LOG_WARNING, "the kernel has no NUMA memory policy support: mem=%s is ignored",
+               np_mem_mode_name(a->opt.mem));
+        a->opt.mem = NP_MEM_NONE;
+    }
+    t.mem = a->opt.mem;
+    if (!prepare(a, &t))
+        return runtime_failure(a, "cannot set up placement: out of memory");
+    char err[1024];
+    if (a->opt.strict && !a->opt.dryrun && probe(a, &t, err, sizeof err) != 0) {
+        np_log_fatal("%s (strict: the JVM does not start)", err);
+        return NP_ERR_RUNTIME;
+    }
+    a->active = true;
+    return NP_OK;
+}
+
+enum np_status np_agent_create(const char *options, struct np_agent **out)
+{
+    np_log_init();
+    *out = NULL;
+    struct np_agent *a = calloc(1, sizeof *a);
+    if (a == NULL) {
+        np_log_fatal("out of memory");
+        return NP_ERR_RUNTIME;
+    }
+    a->lock_fd = -1;
+    a->report_fd = -1;
+    enum np_status st = start(a, options);
+    if (st != NP_OK) {
+        np_agent_destroy(a);
+        return st;
+    }
+    *out = a;
+    return NP_OK;
+}
+
+/* True when `cpus` is a placement numapin gives: the group's CPUs or a
+ * slot. */
+static bool is_placement(const struct np_agent *a, hwloc_const_bitmap_t cpus)
+{
+    if (hwloc_bitmap_isequal(cpus, a->place_cpus))
+        return true;
+    for (int s = 0; s < a->nslots; s++)
+        if (hwloc_bitmap_isequal(cpus, a->slots[s]))
+            return true;
+    return false;
+}
+
+/* A thread's name as the log shows it: quoted, and escaped. */
+static const char *quoted(char *buf, size_t len, const char *name)
+{
+    np_quote(buf, len, name);
+    return buf;
+}
+
+/* A thread that is not to be placed but was created by a placed one has
+ * inherited its CPUs and memory policy: give it the start-up ones back.
+ * A binding numapin did not make (the application's own) is left alone. */
+static void skip(struct np_agent *a, const char *name, pid_t tid)
+{
+    char qname[512];
+    const char *reset = "";
+    struct np_actual now;
+    if (!a->opt.dryrun && a->have_startup && np_actual_init(&now) == 0) {
+        if (np_read_self(a->topo.topology, &now) == 0 && is_placement(a, now.cpus) &&
+            !hwloc_bitmap_isequal(now.cpus, a->startup.cpus)) {
+            if (np_restore_self(a->topo.topology, &a->startup) == 0)
+                reset = " reset=start-up";
+            else
+                np_log(np_once_level(&a->warned_reset, NP_LOG_WARNING),
+                       "cannot put %s tid=%d back on the start-up CPUs it would have had but "
+                       "for the placed thread that created it: %s (%s)",
+                       quoted(qname, sizeof qname, name), (int)tid, strerror(errno),
+                       np_errno_name(errno));
+        }
+        np_actual_destroy(&now);
+    }
+    if (np_log_enabled(NP_LOG_DEBUG))
+        np_log(NP_LOG_DEBUG, "skipped %s tid=%d%s", quoted(qname, sizeof qname, name), (int)tid,
+               reset);
+}
+
+/* A thread's CPUs could not be set: it counts as failed, left as it was;
+ * the first such failure is a warning, the others debug lines. */
+static void bind_failed(struct np_agent *a, struct np_ref e, const char *name, pid_t tid,
+                        const char *want, int err)
+{
+    char qname[512];
+    np_record_set(&a->record, e, NP_FAILED, err, 0, false, false);
+    np_log(np_once_level(&a->warned_cpu, NP_LOG_WARNING),
+           "cannot bind %s tid=%d to cpus=%s: %s (%s); threads that cannot be bound are left "
+           "as they were (repeats are logged at debug level)",
+           quoted(qname, sizeof qname, name), (int)tid, want, strerror(err), np_errno_name(err));
+}
+
+/* The calling thread's CPUs and memory policy as the log shows them. */
+static void read_back(struct np_agent *a, char *cpus, size_t cpus_len, char *mem, size_t mem_len)
+{
+    struct np_actual now;
+    snprintf(cpus, cpus_len, "unknown");
+    snprintf(mem, mem_len, "unknown");
+    if (np_actual_init(&now) != 0)
+        return;
+    np_read_self(a->topo.topology, &now);
+    if (!hwloc_bitmap_iszero(now.cpus))
+        np_cpulist(cpus, cpus_len, now.cpus);
+    np_mem_actual_str(mem, mem_len, &now);
+    np_actual_destroy(&now);
+}
+
+void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
+{
+    if (!a->active)
+        return;
+    char qname[512];
+    if (!np_globs_match(&a->opt.threads, name)) {
+        np_record_add(&a->record, name, tid, NP_SKIPPED, false);
+        skip(a, name, tid);
+        return;
+    }
+    int live, slot;
+    struct np_ref e = np_record_add_live(&a->record, name, tid,
+                                         a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
+                                         a->opt.cpus != NP_CPUS_NODE, "start", &live, &slot);
+    if (e.e == NULL) {
+        np_log(np_once_level(&a->warned_oom, NP_LOG_WARNING),
+               "out of memory: %s tid=%d is not placed", quoted(qname, sizeof qname, name),
+               (int)tid);
+        return;
+    }
+    int ncpus = hwloc_bitmap_weight(a->place_cpus);
+    if (live > ncpus)
+        np_log(np_once_level(&a->warned_oversubscribed, NP_LOG_WARNING),
+               "advice: %d placed threads are live on this group's %d CPUs, so they share CPUs: size "
+               "the pools to the group (new ForkJoinPool(%d), "
+               "-Djava.util.concurrent.ForkJoinPool.common.parallelism=%d)",
+               live, ncpus, ncpus, ncpus);
+    hwloc_const_bitmap_t cpus = slot >= 0 ? a->slots[slot] : a->place_cpus;
+    const char *want_cpus = slot >= 0 ? a->slot_cpus_str[slot] : a->place_cpus_str;
+    if (a->opt.dryrun) {
+        np_log(NP_LOG_INFO, "would-place %s tid=%d group=%d node=%s cpus=%s mem=%s",
+               quoted(qname, sizeof qname, name), (int)tid, a->opt.group, a->node_list,
+               want_cpus, a->mem_str);
+        return;
+    }
+
+    struct np_bind_result r;
+    np_place_self(a->topo.topology, cpus, &a->policy, false, &r);
+    if (r.cpu_errno != 0) {
+        bind_failed(a, e, name, tid, want_cpus, r.cpu_errno);
+        return;
+    }
+    np_record_set(&a->record, e, NP_PLACED, 0, r.mem_errno, r.cpu_ok, r.mem_ok);
+    bool verified = r.cpu_ok && r.mem_ok;
+    bool logged = np_log_enabled(NP_LOG_INFO);
+    /* What the thread reads back: the target when it verified, except
+     * the policy numapin was told to leave alone (mem=none). */
+    const char *got_cpus = want_cpus, *got_mem = a->mem_str;
+    char got_cpus_buf[1024], got_mem_buf[256];
+    if (!verified || (logged && a->policy.mode < 0)) {
+        read_back(a, got_cpus_buf, sizeof got_cpus_buf, got_mem_buf, sizeof got_mem_buf);
+        got_cpus = r.cpu_ok ? want_cpus : got_cpus_buf;
+        got_mem = got_mem_buf;
+    }
+    if (r.mem_errno != 0)
+        np_log(np_once_level(&a->warned_mem, NP_LOG_WARNING),
+               "cannot set memory policy %s for %s tid=%d: %s (%s); placed threads keep their CPUs "
+               "and their previous memory policy (repeats are logged at debug level)",
+               a->mem_str, quoted(qname, sizeof qname, name), (int)tid, strerror(r.mem_errno),
+               np_errno_name(r.mem_errno));
+    else if (!verified)
+        np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
+               "%s tid=%d reads back cpus=%s mem=%s, not the planned cpus=%s mem=%s",
+               quoted(qname, sizeof qname, name), (int)tid, got_cpus, got_mem, want_cpus,
+               a->mem_str);
+    if (!logged)
+        return;
+    char mem_error[64] = "";
+    if (r.mem_errno != 0)
+        snprintf(mem_error, sizeof mem_error, " mem_error=%s", np_errno_name(r.mem_errno));
+    np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=%s%s",
+           quoted(qname, sizeof qname, name), (int)tid, a->opt.group, a->node_list, got_cpus,
+           got_mem, mem_error);
+}
+
+void np_agent_thread_end(struct np_agent *a)
+{
+    if (!a->active)
+        return;
+    /* By its id rather than a thread-local pointer: thread-local storage
+     * in a library loaded late is allocated for each new thread. */
+    struct np_ref e = np_record_find_live(&a->record, gettid());
+    if (e.e != NULL)
+        np_record_end(&a->record, e);
+}
+
+/* Places another, running thread: CPUs only, since Linux sets a memory
+ * policy only from the thread itself. */
+static void place_other(struct np_agent *a, struct np_ref e, const char *name, pid_t tid,
+                        const char *how)
+{
+    struct np_entry copy;
+    if (np_record_copy(&a->record, e, &copy) != 0)
+        return; /* the thread has ended since */
+    hwloc_const_bitmap_t cpus = copy.slot >= 0 ? a->slots[copy.slot] : a->place_cpus;
+    const char *want = copy.slot >= 0 ? a->slot_cpus_str[copy.slot] : a->place_cpus_str;
+    char qname[512], got[1024];
+    quoted(qname, sizeof qname, name);
+    if (a->opt.dryrun) {
+        np_log(NP_LOG_INFO, "would-place %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s",
+               qname, (int)tid, a->opt.group, a->node_list, want, how);
+        return;
+    }
+    hwloc_bitmap_t now = hwloc_bitmap_alloc();
+    if (now == NULL)
+        return;
+    if (hwloc_set_proc_cpubind(a->topo.topology, tid, cpus, HWLOC_CPUBIND_THREAD) != 0) {
+        int err = errno;
+        bind_failed(a, e, name, tid, want, err);
+    } else {
+        hwloc_get_proc_cpubind(a->topo.topology, tid, now, HWLOC_CPUBIND_THREAD);
+        np_cpulist(got, sizeof got, now);
+        if (!hwloc_bitmap_isequal(now, cpus)) {
+            np_record_set(&a->record, e, NP_PLACED, 0, 0, false, true);
+            np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
+                   "%s tid=%d reads back cpus=%s, not the planned cpus=%s", qname, (int)tid, got,
+                   want);
+        }
+        np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s",
+               qname, (int)tid, a->opt.group, a->node_list, got, how);
+        if (a->opt.mem != NP_MEM_NONE)
+            np_log(np_once_level(&a->told_mem_unchanged, NP_LOG_INFO),
+                   "threads placed from outside (%s) keep their memory policy: Linux lets only a "
+                   "thread itself set it", how);
+    }
+    hwloc_bitmap_free(now);
+}
+
+/* True when tid is a thread of this process: an id read from the JVM's
+ * memory is checked before anything is bound to it. */
+static bool own_thread(pid_t tid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
+    return access(path, F_OK) == 0;
+}
+
+void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, const char *how)
+{
+    if (!a->active || tid <= 0 || !own_thread(tid))
+        return;
+    struct np_ref e = np_record_find_live(&a->record, tid);
+    bool match = np_globs_match(&a->opt.threads, name);
+    enum np_outcome outcome = !match ? NP_SKIPPED : a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED;
+    if (e.e != NULL) {
+        struct np_entry copy;
+        /* Ended since, placed (or failed) already, or still not matching. */
+        if (np_record_copy(&a->record, e, &copy) != 0 || copy.outcome != NP_SKIPPED || !match)
+            return;
+        if (np_record_rename(&a->record, e, name, outcome, a->opt.cpus != NP_CPUS_NODE, how) != 0)
+            return;
+        place_other(a, e, name, tid, how);
+        return;
+    }
+    /* A thread numapin never saw start: before VMInit, or before attach.
+     * A periodic rescan leaves unknown threads alone: such a thread has not
+     * reached its ThreadStart yet, or has passed its ThreadEnd. */
+    if (strcmp(how, "rescan") == 0)
+        return;
+    int live, slot;
+    e = np_record_add_live(&a->record, name, tid, outcome, match && a->opt.cpus != NP_CPUS_NODE, how,
+                           &live, &slot);
+    if (e.e == NULL)
+        return;
+    if (!match) {
+        char qname[512];
+        np_log(NP_LOG_DEBUG, "skipped %s tid=%d how=%s", quoted(qname, sizeof qname, name),
+               (int)tid, how);
+        return;
+    }
+    place_other(a, e, name, tid, how);
+}
+
+void np_agent_summary(struct np_agent *a)
+{
+    if (!a->active)
+        return;
+    struct np_counts c;
+    np_record_counts(&a->record, &c);
+    /* CPUs that placed threads went to: every slot ever used. */
+    hwloc_bitmap_t used = hwloc_bitmap_alloc();
+    char cpus[1024] = "none";
+    if (used != NULL) {
+        pthread_mutex_lock(&a->record.lock);
+        for (int s = 0; s < a->nslots; s++)
+            if (a->record.slot_used[s] > 0 ||
+                (a->opt.cpus == NP_CPUS_NODE && c.placed + c.would_place > 0))
+                hwloc_bitmap_or(used, used, a->slots[s]);
+        pthread_mutex_unlock(&a->record.lock);
+        if (!hwloc_bitmap_iszero(used))
+            np_cpulist(cpus, sizeof cpus, used);
+        hwloc_bitmap_free(used);
+    }
+    np_log(NP_LOG_INFO,
+           "summary group=%d placed=%d would_place=%d skipped=%d failed=%d mem_failed=%d cpus=%s",
+           a->opt.group, c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, cpus);
+}
+
+void np_agent_report(struct np_agent *a)
+{
+    if (!a->active || a->report_fd < 0)
+        return;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    int e = ENOMEM;
+    if (mem != NULL) {
+        np_report_json(a, mem);
+        e = fclose(mem) == 0 ? 0 : errno;
+    }
+    for (size_t done = 0; e == 0 && done < len;) {
+        ssize_t w = pwrite(a->report_fd, text + done, len - done, (off_t)done);
+        if (w < 0 && errno != EINTR)
+            e = errno;
+        else if (w > 0)
+            done += (size_t)w;
+    }
+    if (e == 0 && ftruncate(a->report_fd, (off_t)len) != 0)
+        e = errno;
+    free(text);
+    close(a->report_fd);
+    a->report_fd = -1;
+    if (e != 0)
+        np_log(NP_LOG_WARNING, "cannot write report file '%s': %s (%s)", a->report_path,
+               strerror(e), np_errno_name(e));
+    else
+        np_log(NP_LOG_INFO, "report %s", a->report_path);
+}
+
+void np_agent_destroy(struct np_agent *a)
+{
+    if (a == NULL)
+        return;
+    if (a->report_fd >= 0)
+        close(a->report_fd);
+    if (a->record.slot_live != NULL)
+        np_record_destroy(&a->record);
+    for (int s = 0; a->slot_cpus_str != NULL && s < a->nslots; s++)
+        free(a->slot_cpus_str[s]);
+    free(a->slot_cpus_str);
+    free(a->place_cpus_str);
+    np_policy_destroy(&a->policy);
+    np_slots_free(a->slots, a->nslots > 0 ? a->nslots : 0);
+    hwloc_bitmap_free(a->place_cpus);
+    hwloc_bitmap_free(a->mem_nodes);
+    np_actual_destroy(&a->startup);
+    if (a->lock_fd >= 0)
+        close(a->lock_fd); /* the group is free again */
+    np_plan_free(&a->plan);
+    np_topo_destroy(&a->topo);
+    np_options_free(&a->opt);
+    np_log_close();
+    free(a);
+}

@@ -1,0 +1,89 @@
+/* np_bind: applies a placement to the calling thread and reads it back.
+ *
+ * CPU binding goes through hwloc (HWLOC_CPUBIND_THREAD: this thread only),
+ * the memory policy through libnuma's set_mempolicy(2) wrapper, which
+ * returns errors instead of printing them.  Nothing here logs: callers
+ * decide how loudly to report. */
+#ifndef NP_BIND_H
+#define NP_BIND_H
+
+#include <hwloc.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "np_modes.h"
+
+struct np_target {
+    hwloc_const_bitmap_t cpus;   /* PUs, OS indexes */
+    hwloc_const_bitmap_t nodes;  /* memory nodes, OS indexes */
+    enum np_mem_mode mem;
+};
+
+/* A thread's placement as read back from the kernel. */
+struct np_actual {
+    hwloc_bitmap_t cpus;
+    int mem_mode;                /* MPOL_* without mode flags, -1 unknown */
+    hwloc_bitmap_t mem_nodes;
+};
+
+struct np_bind_result {
+    int cpu_errno;  /* 0: CPU binding applied */
+    int mem_errno;  /* 0: memory policy applied, or mem=none */
+    bool cpu_ok;    /* read back equal to the target */
+    bool mem_ok;
+};
+
+/* A memory policy in the kernel's terms, prepared once for a target so
+ * that placing a thread allocates and converts nothing. */
+struct np_policy {
+    int mode;             /* MPOL_* to set, or -1: leave the policy alone */
+    int error;            /* an errno setting it would fail with, or 0 */
+    unsigned long *mask;  /* kernel node mask, or NULL without NUMA support */
+    unsigned long nbits;  /* bits the kernel takes in a node mask */
+    bool empty;           /* no nodes (local allocation) */
+};
+
+/* Prepares libnuma (numa_available).  Returns 0, or -1 with errno ENOSYS
+ * when the kernel has no NUMA policy support. */
+int np_bind_init(void);
+
+int np_actual_init(struct np_actual *a);
+void np_actual_destroy(struct np_actual *a);
+
+/* Reads the calling thread's CPU binding and memory policy. Returns 0, or
+ * -1 with errno set when either cannot be read. */
+int np_read_self(hwloc_topology_t topo, struct np_actual *a);
+
+/* Prepares t's memory policy.  A policy that cannot be set (no NUMA
+ * support in the kernel, a node it cannot name) is prepared with that
+ * error, for np_place_self to report.  Returns 0, or -1 with errno ENOMEM. */
+int np_policy_init(struct np_policy *p, const struct np_target *t);
+void np_policy_destroy(struct np_policy *p);
+
+/* Places the calling thread on `cpus` with policy `p`, and verifies it:
+ * reads the thread's CPU binding and memory policy, sets what differs from
+ * the target (everything when `force`), and reads back what it set.  A
+ * thread created by a placed thread inherits its placement (Linux threads
+ * do), so it only costs the two reads.  A thread whose CPUs cannot be set
+ * is left as it was.  Returns 0 when the placement is verified, -1
+ * otherwise (details in *r). */
+int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus, const struct np_policy *p,
+                  bool force, struct np_bind_result *r);
+
+/* Binds the calling thread to `t`, then reads the result back into
+ * `actual` and compares.  Returns 0 when everything requested was applied
+ * and verified, -1 otherwise (details in *r). */
+int np_bind_self(hwloc_topology_t topo, const struct np_target *t,
+                 struct np_bind_result *r, struct np_actual *actual);
+
+/* Sets the calling thread's CPU binding and memory policy back to what
+ * np_read_self saw.  Returns 0 or -1 with errno. */
+int np_restore_self(hwloc_topology_t topo, const struct np_actual *a);
+
+/* "preferred:1", "bind:0-1", "interleave:0-1", "local", "default", "none":
+ * the target's policy as the log shows it. */
+void np_mem_target_str(char *buf, size_t len, const struct np_target *t);
+/* The same for a policy read back. */
+void np_mem_actual_str(char *buf, size_t len, const struct np_actual *a);
+
+#endif

@@ -1,0 +1,57 @@
+/* np_options: the agent's option string, parsed and validated.
+ *
+ *   group=N|auto,groups=N,threads=GLOB|GLOB,scope=threads|jvm,rescan=MS,
+ *   domain=node|package|l3,
+ *   cpus=node|core|pu,cpukind=performance|efficiency|any|N,
+ *   mem=preferred|bind|interleave|local|none[:NODES],log=LEVEL[:FILE],
+ *   dryrun,strict,help
+ *
+ * docs/options.md is the user-facing reference; np_options_help() prints
+ * the same contract. */
+#ifndef NP_OPTIONS_H
+#define NP_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "np_glob.h"
+#include "np_log.h"
+#include "np_modes.h"
+
+#define NP_MAX_OPTIONS_LEN 8192
+#define NP_GROUP_AUTO (-1)          /* group=auto: claim the lowest free group */
+#define NP_DEFAULT_RESCAN_MS 1000
+
+struct np_options {
+    int group;          /* 0-based; default 0; NP_GROUP_AUTO */
+    int groups;         /* 0 until set: the number of NUMA nodes with CPUs */
+    struct np_globs threads; /* thread names to place */
+    enum np_scope scope;
+    int rescan_ms;      /* period of the renamed-thread rescan; 0: off */
+    enum np_domain domain;
+    enum np_cpus_mode cpus;
+    int cpukind;        /* NP_CPUKIND_* or a kind index */
+    enum np_mem_mode mem;
+    char *mem_nodes;    /* mem=MODE:NODES: explicit nodes (cpulist syntax),
+                           else NULL: the group's own nodes */
+    enum np_level log_level;
+    char *log_file;     /* NULL: stdout */
+    char *report_file;  /* report=FILE, or NULL */
+    bool dryrun;
+    bool strict;
+    bool help;
+};
+
+/* Parses `s` (NULL or "" gives the defaults) into *o.  On error returns -1,
+ * writes one message naming the option and its valid values into err, and
+ * still fills in log= when it was valid, so the error can go to the log
+ * the user asked for.  *o must be released with np_options_free() either
+ * way. */
+int np_options_parse(const char *s, struct np_options *o, char *err, size_t errlen);
+
+void np_options_free(struct np_options *o);
+
+/* The option reference printed by the `help` option. */
+const char *np_options_help(void);
+
+#endif

@@ -1,0 +1,65 @@
+/* np_topo: the machine as numapin sees it, discovered by hwloc.
+ *
+ * Loaded once (in Agent_OnLoad, or by the command-line tool) and read-only
+ * afterwards, so concurrent ThreadStart callbacks may read it without
+ * locks.  hwloc honours HWLOC_XMLFILE, HWLOC_SYNTHETIC and HWLOC_THISSYSTEM
+ * when no explicit source is given. */
+#ifndef NP_TOPO_H
+#define NP_TOPO_H
+
+#include <hwloc.h>
+#include <stddef.h>
+
+#include "np_cpulist.h"
+
+struct np_topo {
+    hwloc_topology_t topology;
+    /* PUs this process may use, OS indexes: hwloc's allowed cpuset (the
+     * cgroup cpuset) intersected with the CPU binding the process had when
+     * the topology was loaded (taskset, numactl) on a real system. */
+    hwloc_bitmap_t allowed;
+    /* NUMA nodes that are the home of at least one allowed CPU, in hwloc
+     * logical order.  A CPU's home is the nearest node attached above it;
+     * where several memory tiers are attached there (DRAM beside HBM or
+     * NVM), the DRAM one: CPU-less tiers never count as having CPUs. */
+    hwloc_obj_t *nodes;
+    int nnodes;
+    /* The allowed CPUs whose home each such node is, plus the adopted. */
+    hwloc_bitmap_t *node_cpus;
+    /* Allowed CPUs none of whose local nodes may be used (cgroup
+     * cpuset.mems, memory offline): each joined the nearest usable node,
+     * whose memory is remote to it. */
+    hwloc_bitmap_t adopted;
+    /* 1 when the topology describes the machine we run on, so binding
+     * means something. */
+    int thissystem;
+    char source[256]; /* "this system", "xml FILE", "synthetic DESC" */
+};
+
+/* Loads the topology: from `xml` or `synthetic` when one is given, else
+ * from hwloc's defaults (which follow HWLOC_* environment variables).
+ * Returns 0, or -1 with a message in err. */
+int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
+                 char *err, size_t errlen);
+
+void np_topo_destroy(struct np_topo *t);
+
+/* Narrows the usable CPUs to `cpus`, as a cgroup cpuset would, and
+ * recomputes the nodes.  For `numapin plan --restrict` and tests.  Returns
+ * 0, or -1 with a message in err (the topology must then only be
+ * destroyed). */
+int np_topo_restrict(struct np_topo *t, hwloc_const_bitmap_t cpus, char *err, size_t errlen);
+
+/* The OS index of CPU `cpu`'s home node (see np_topo.c: the nearest
+ * attached node, ordinary memory first), or -1 when it has none. */
+int np_topo_home(const struct np_topo *t, unsigned cpu);
+
+/* The home nodes of `cpus` (OS indexes) into `nodes`: for a usable CPU,
+ * the node it counts in (node_cpus, the adopted included); for any other
+ * CPU, np_topo_home. */
+void np_topo_home_nodes(const struct np_topo *t, hwloc_const_bitmap_t cpus, hwloc_bitmap_t nodes);
+
+/* One line describing the machine: source, counts, allowed CPUs. */
+void np_topo_summary(const struct np_topo *t, char *buf, size_t len);
+
+#endif

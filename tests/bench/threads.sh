@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Thread start+join throughput with no agent, with the JVMTI floor (a minimal
+# agent, floor_agent.c) and with numapin placing threads, in one run: the
+# configurations alternate, ROUNDS times, on one JDK. Prints a markdown
+# section (heading, table, machine note) on stdout; each JVM's own line goes
+# to stderr as it finishes.
+#
+#   tests/bench/threads.sh [--jdk JDK_HOME] [--agent LIB] [--floor LIB]
+#                           [--rounds N] [--threads N] [--batches N]
+#
+# Defaults: the JDK of `javac` on PATH, build/libnumapin.so, the floor at
+# bench/libjvmti_floor.so in the agent's directory (make bench-threads builds
+# it), 7 rounds, batches of 6000 threads, 5 timed batches per JVM after 2000
+# untimed threads. Nothing here asserts a time: the numbers are for
+# docs/performance.md.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+jdk=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
+agent=$root/build/libnumapin.so
+floor=
+rounds=7
+threads=6000
+batches=5
+warmup=2000
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --jdk) jdk=$2; shift 2 ;;
+        --agent) agent=$2; shift 2 ;;
+        --floor) floor=$2; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
+        --threads) threads=$2; shift 2 ;;
+        --batches) batches=$2; shift 2 ;;
+        -h|--help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        *) echo "bench: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+case "$agent" in /*) ;; *) agent=$PWD/$agent ;; esac
+[ -f "$agent" ] || { echo "bench: no agent at $agent (run make first)" >&2; exit 2; }
+[ -n "$floor" ] || floor=$(dirname "$agent")/bench/libjvmti_floor.so
+case "$floor" in /*) ;; *) floor=$PWD/$floor ;; esac
+[ -f "$floor" ] || {
+    echo "bench: no JVMTI floor agent at $floor (make bench-threads builds it, or pass --floor LIB)" >&2
+    exit 2
+}
+[ -x "$jdk/bin/java" ] || { echo "bench: no $jdk/bin/java" >&2; exit 2; }
+
+out=$(mktemp -d "${TMPDIR:-/tmp}/numapin-bench.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+"$jdk/bin/javac" -d "$out/classes" "$here/ThreadBench.java"
+
+# configuration name | -agentpath argument ("" = no agent). The ratios below
+# take "no agent" as configuration 0 and the floor as configuration 1.
+configs=(
+    "no agent|"
+    "JVMTI floor|-agentpath:$floor"
+    "numapin, threads=*, log=info to a file|-agentpath:$agent=groups=1,threads=*,log=info:$out/agent.log"
+    "numapin, threads=*, log=warning|-agentpath:$agent=groups=1,threads=*,log=warning"
+    "numapin, threads=Bench-*, log=warning|-agentpath:$agent=groups=1,threads=Bench-*,log=warning"
+)
+jvm=(-XX:+UseSerialGC -Xmx64m -cp "$out/classes")
+
+field() { # field KEY: the number after KEY= in $line
+    [[ $line =~ \ $1=([0-9.]+) ]] || { echo "bench: no $1= in: $line" >&2; exit 1; }
+    echo "${BASH_REMATCH[1]}"
+}
+declare -A rate cpu self rss
+# shellcheck disable=SC2034  # rate, cpu, self and rss are read through namerefs (col, ratios)
+for r in $(seq 1 "$rounds"); do
+    n=${#configs[@]}
+    for k in $(seq 0 $((n - 1))); do
+        i=$(( (k + r - 1) % n ))   # a different configuration goes first each round
+        name=${configs[$i]%%|*}
+        ap=${configs[$i]#*|}
+        rm -f "$out/agent.log"
+        if [ -z "$ap" ]; then
+            line=$("$jdk/bin/java" "${jvm[@]}" ThreadBench "$warmup" "$threads" "$batches" | grep '^bench ')
+        else
+            line=$("$jdk/bin/java" "$ap" "${jvm[@]}" ThreadBench "$warmup" "$threads" "$batches" | grep '^bench ')
+        fi
+        echo "round $r: $name: $line" >&2
+        rate[$i,$r]=$(field rate)
+        cpu[$i,$r]=$(field cpu_us)
+        self[$i,$r]=$(field self_us)
+        rss[$i,$r]=$(field rss_kb)
+    done
+done
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+col() { # col ARRAY CONFIG: the values of every round
+    local -n a=$1
+    for r in $(seq 1 "$rounds"); do echo "${a[$2,$r]}"; done
+}
+ratios() { # ratios ARRAY CONFIG BASE INVERT: per-round ratio to config BASE
+    local -n a=$1
+    for r in $(seq 1 "$rounds"); do
+        if [ "$4" = 1 ]; then
+            awk -v x="${a[$3,$r]}" -v y="${a[$2,$r]}" 'BEGIN {printf "%.3f\n", x / y}'
+        else
+            awk -v x="${a[$3,$r]}" -v y="${a[$2,$r]}" 'BEGIN {printf "%.3f\n", y / x}'
+        fi
+    done
+}
+
+cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+jver=$("$jdk/bin/java" -version 2>&1 | head -1)
+echo "## Thread start and join"
+echo
+echo "One JVM starts threads one after another, each joined before the next"
+echo "starts (\`tests/bench/ThreadBench.java\`, threads named \`Bench-N\`):"
+echo "$warmup untimed, then $batches batches of $threads, each timed; a JVM's figure"
+echo "is the median of its batches. The configurations alternate, $rounds rounds, a"
+echo "different one first each round."
+echo
+echo "The JVMTI floor is a minimal agent (\`tests/bench/floor_agent.c\`). It"
+echo "enables the ThreadStart and ThreadEnd events and reads each new thread's"
+echo "name (GetThreadInfo), nothing else. Any agent that looks at thread names"
+echo "pays this much. numapin runs with \`groups=1\`: a matching thread is bound"
+echo "to the group's CPUs and given its memory policy, read back, and logged."
+echo "With \`threads=*\`, \`main\` is placed too, and the threads it creates"
+echo "inherit its placement: numapin reads it back and, finding it right, sets"
+echo "nothing. With \`threads=Bench-*\`, only the benchmark's threads match:"
+echo "\`main\` is not placed, so each new thread is bound (CPUs and memory"
+echo "policy set, then read back). On a one-node machine the group's CPUs are"
+echo "all of them: the binding restricts no thread, and what is measured is the"
+echo "cost of making and checking it."
+echo
+echo "Throughput is threads per second (wall clock). CPU is the process's CPU"
+echo "time per thread started (all its threads, user and system), which waiting"
+echo "for a busy machine's CPUs does not inflate (10 ms clock ticks: about"
+echo "1.7 µs a thread here). Thread CPU is each new thread's own CPU time when"
+echo "its run() begins (median over all timed threads): creating and starting"
+echo "it, and the agent's ThreadStart callback, which runs there. It shows an"
+echo "agent's cost per thread most precisely. A ratio is the median of the"
+echo "per-round ratios to the no-agent run of the same round. The ratio to floor"
+echo "is the same, to the floor run: what numapin adds above the floor. The"
+echo "ratio of bests compares each configuration's best round with the no-agent"
+echo "best, the least disturbed by other work. For throughput, higher is"
+echo "better. The target is a throughput ratio to no agent of at least 0.97."
+echo
+echo "| configuration | threads/s | throughput ratio | ratio to floor | best threads/s | ratio of bests | CPU µs/thread | CPU ratio (no agent / agent) | thread CPU µs at run() | added µs | RSS at end (MiB) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+self0=$(col self 0 | median)
+best0=$(col rate 0 | sort -g | tail -1)
+for i in $(seq 0 $((${#configs[@]} - 1))); do
+    name=${configs[$i]%%|*}
+    m_rate=$(col rate "$i" | median)
+    b_rate=$(col rate "$i" | sort -g | tail -1)
+    m_cpu=$(col cpu "$i" | median)
+    m_self=$(col self "$i" | median)
+    m_rss=$(col rss "$i" | median)
+    if [ "$i" -eq 0 ]; then
+        rr=1.000 cr=1.000
+    else
+        rr=$(ratios rate "$i" 0 0 | median)
+        cr=$(ratios cpu "$i" 0 1 | median)
+    fi
+    if [ "$i" -eq 1 ]; then
+        fr=1.000
+    else
+        fr=$(ratios rate "$i" 1 0 | median)
+    fi
+    br=$(awk -v x="$best0" -v y="$b_rate" 'BEGIN {printf "%.3f", y / x}')
+    added=$(awk -v a="$m_self" -v b="$self0" 'BEGIN {printf "%+.1f", a - b}')
+    printf '| %s | %.0f | %.3f | %.3f | %.0f | %s | %.1f | %.3f | %.1f | %s | %.0f |\n' "$name" "$m_rate" "$rr" "$fr" \
+        "$b_rate" "$br" "$m_cpu" "$cr" "$m_self" "$added" "$(awk -v k="$m_rss" 'BEGIN {print k / 1024}')"
+done
+echo
+echo "Per round (threads/s):"
+echo
+for i in $(seq 0 $((${#configs[@]} - 1))); do
+    echo "- ${configs[$i]%%|*}: $(col rate "$i" | paste -sd' ' | sed 's/ /, /g')"
+done
+echo
+echo "Machine: $cpu_model, $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo),"
+echo "Linux $(uname -r); $jver; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+echo "$(date -u +%Y-%m-%d)."

@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2034 # the machine tables are read through ${!name}
+# Proves numapin's placement on a real multi-node kernel: boots Debian's
+# kernel under QEMU (software emulation) on emulated NUMA machines, runs the
+# scenarios of scenarios.sh in the guest under the real agent, and judges
+# the results the guest prints on its serial console. See docs/qemu.md.
+#
+# Environment:
+#   NUMAPIN_QEMU_ONLY=a,b   run only these scenarios (names as printed)
+#   NUMAPIN_QEMU_JOBS=N     machines booted at once (default: 2 if the host has
+#                           2 or more CPUs, else 1)
+#   NUMAPIN_AGENT, NUMAPIN_CLI  the agent and tool (default build/libnumapin.so,
+#                           build/numapin)
+#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 240 each)
+#   JAVA17_HOME             JDK 17 whose jlink builds the guest's runtime
+#   NUMAPIN_QEMU_BUILD=DIR  where the caches, the initramfs and the consoles go
+#                           (default build/qemu)
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+B=${NUMAPIN_QEMU_BUILD:-$ROOT/build/qemu}
+JDK=${JAVA17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+AGENT=${NUMAPIN_AGENT:-$ROOT/build/libnumapin.so}
+CLI=${NUMAPIN_CLI:-$ROOT/build/numapin}
+ONLY=${NUMAPIN_QEMU_ONLY:-}
+if [ -z "${NUMAPIN_QEMU_JOBS:-}" ]; then
+    if [ "$(nproc)" -ge 2 ]; then NUMAPIN_QEMU_JOBS=2; else NUMAPIN_QEMU_JOBS=1; fi
+fi
+# modules of the guest's JDK runtime (jdk.unsupported: sun.misc.Unsafe for
+# the probe's off-heap buffers)
+JDK_MODULES=java.base,jdk.unsupported
+
+# Machines: name, QEMU topology, memory per node, distances, scenarios, timeout (s).
+MACHINES="n2 n3"
+n2_smp="4,sockets=2,cores=2,threads=1"
+n2_nodes="0-1 2-3"
+n2_mem_mb=1024
+n2_dist="0,1,21"
+n2_scenarios="n2-basics n2-preferred n2-bind n2-none n2-interleave n2-two-jvms n2-spawned n2-jvm-scope n2-usenuma"
+n2_timeout=240
+n3_smp="6,sockets=1,cores=6,threads=1"
+n3_nodes="0-1 2-3 4-5"
+n3_mem_mb=1024
+n3_dist="0,1,21 1,2,21 0,2,31"
+n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline n3-multijvm"
+n3_timeout=360
+
+START=$(date +%s)
+log() { echo "qemu-numa: $*"; }
+die() {
+    echo "qemu-numa: error: $*" >&2
+    echo "qemu-numa: 0 passed, 1 failed"
+    exit 1
+}
+
+mkdir -p "$B"
+
+# ---- host packages ----------------------------------------------------------
+
+APT_UPDATED=
+apt_update() {
+    if [ -z "$APT_UPDATED" ]; then
+        log "apt-get update"
+        apt-get update -q >"$B/apt-update.log" 2>&1 || { cat "$B/apt-update.log"; die "apt-get update failed"; }
+        APT_UPDATED=1
+    fi
+}
+
+need_pkgs() { # need_pkgs SET|PACKAGE... : installs those not installed
+    bash "$ROOT/scripts/install-deps.sh" "$@" || die "cannot install $*"
+}
+
+# a package's candidate version, updating the lists once if apt knows none
+candidate() {
+    local v
+    v=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')
+    if [ -z "$v" ] || [ "$v" = "(none)" ]; then
+        apt_update
+        v=$(apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ {print $2}')
+    fi
+    echo "$v"
+}
+
+# unpack a package without installing it: fetch_deb PACKAGE DIR
+fetch_deb() {
+    local tmp
+    tmp=$(mktemp -d "$B/deb.XXXXXX")
+    chmod 755 "$tmp"
+    (cd "$tmp" && apt-get download "$1" >"$tmp/download.log" 2>&1) || {
+        apt_update
+        (cd "$tmp" && apt-get download "$1" >"$tmp/download.log" 2>&1) || {
+            cat "$tmp/download.log"
+            rm -rf "$tmp"
+            die "apt-get download $1 failed"
+        }
+    }
+    rm -rf "$2"
+    mkdir -p "$2"
+    dpkg -x "$tmp"/*.deb "$2"
+    rm -rf "$tmp"
+}
+
+need_pkgs qemu
+
+# ---- kernel: Debian's current one, unpacked to an uncompressed vmlinux ------
+
+# the package linux-image-amd64 depends on, e.g. linux-image-6.1.0-57-amd64
+kernel_pkg() {
+    apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/ {print $2; exit}'
+}
+KPKG=$(kernel_pkg)
+if [ -z "$KPKG" ]; then
+    apt_update
+    KPKG=$(kernel_pkg)
+fi
+[ -n "$KPKG" ] || die "apt-cache does not know linux-image-amd64"
+KVER=$(candidate "$KPKG")
+KDIR=$B/kernel/$KPKG-$KVER
+if [ ! -s "$KDIR/vmlinux" ]; then
+    log "fetching $KPKG $KVER"
+    fetch_deb "$KPKG" "$KDIR/pkg"
+    vmlinuz=$(ls "$KDIR"/pkg/boot/vmlinuz-*)
+    # The bzImage holds the kernel as a compressed ELF: find the stream by its
+    # magic and decompress it (QEMU boots the ELF through PVH, skipping the
+    # decompressor, which is slow under emulation).
+    for fmt in xz zstd gzip; do
+        case $fmt in
+            xz) magic='\xfd\x37\x7a\x58\x5a\x00' ; dec="xz -dc --single-stream" ;;
+            zstd) magic='\x28\xb5\x2f\xfd' ; dec="zstd -dc" ;;
+            gzip) magic='\x1f\x8b\x08' ; dec="gzip -dc" ;;
+        esac
+        for off in $(LC_ALL=C grep -obUaP "$magic" "$vmlinuz" | cut -d: -f1); do
+            tail -c +$((off + 1)) "$vmlinuz" | $dec >"$KDIR/vmlinux.tmp" 2>/dev/null || true
+            if [ "$(head -c 4 "$KDIR/vmlinux.tmp" | od -An -tx1 | tr -d ' ')" = "7f454c46" ]; then
+                break 2
+            fi
+        done
+    done
+    [ "$(head -c 4 "$KDIR/vmlinux.tmp" | od -An -tx1 | tr -d ' ')" = "7f454c46" ] ||
+        die "could not unpack vmlinux from $vmlinuz"
+    mv "$KDIR/vmlinux.tmp" "$KDIR/vmlinux"
+    cp "$KDIR"/pkg/boot/config-* "$KDIR/config"
+    rm -rf "$KDIR/pkg"
+fi
+VMLINUX=$KDIR/vmlinux
+
+# ---- busybox-static, unpacked (installing it would replace a busybox) -------
+
+BBVER=$(candidate busybox-static)
+BBDIR=$B/busybox/$BBVER
+if [ ! -x "$BBDIR/busybox" ]; then
+    log "fetching busybox-static $BBVER"
+    fetch_deb busybox-static "$BBDIR/pkg"
+    cp "$BBDIR/pkg/bin/busybox" "$BBDIR/busybox"
+    rm -rf "$BBDIR/pkg"
+fi
+
+# ---- the guest's JDK 17 runtime (jlink, with its CDS archive) ---------------
+
+[ -x "$JDK/bin/jlink" ] || need_pkgs jdk
+[ -x "$JDK/bin/jlink" ] || die "no jlink in $JDK (set JAVA17_HOME)"
+JSTAMP="$(md5sum <"$JDK/release" | cut -c1-12) $JDK_MODULES"
+if [ "$(cat "$B/jdk.stamp" 2>/dev/null)" != "$JSTAMP" ] || [ ! -x "$B/jdk/bin/java" ]; then
+    log "jlink $JDK_MODULES"
+    rm -rf "$B/jdk" "$B/jdk.stamp"
+    "$JDK/bin/jlink" --add-modules "$JDK_MODULES" --output "$B/jdk" --strip-debug \
+        --no-header-files --no-man-pages --generate-cds-archive >"$B/jlink.log" 2>&1 ||
+        { cat "$B/jlink.log"; die "jlink failed"; }
+    # the guest runs with compressed oops only
+    rm -f "$B/jdk/lib/server/classes_nocoops.jsa"
+    [ -f "$B/jdk/lib/server/classes.jsa" ] || die "jlink made no CDS archive"
+    echo "$JSTAMP" >"$B/jdk.stamp"
+fi
+
+# ---- test programs ----------------------------------------------------------
+
+# The probes, and TierBench (the workload of n3-multijvm): NumaProbe counts
+# pages per node with TierBench's numapin.tierbench.PageNodes.
+HDR=/usr/share/java/hdrhistogram.jar
+[ -f "$HDR" ] || die "$HDR is missing (libhdrhistogram-java)"
+rm -rf "$B/classes"
+mkdir -p "$B/classes"
+"$JDK/bin/javac" --release 17 -cp "$HDR" -d "$B/classes" "$HERE"/*.java \
+    "$ROOT"/tierbench/src/numapin/tierbench/*.java >"$B/javac.log" 2>&1 ||
+    { cat "$B/javac.log"; die "javac failed"; }
+
+# ---- the agent and the tool -------------------------------------------------
+
+[ -f "$AGENT" ] || die "$AGENT is missing: run make first"
+[ -x "$CLI" ] || die "$CLI is missing: run make first"
+
+# ---- initramfs ---------------------------------------------------------------
+
+R=$B/root
+rm -rf "$R"
+mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,numapin,tests}
+cp "$BBDIR/busybox" "$R/bin/busybox"
+cp "$HERE/init" "$R/init"
+cp "$HERE/scenarios.sh" "$R/scenarios.sh"
+cp -r "$HERE/expected" "$R/expected"
+chmod 755 "$R/init"
+cp -a "$B/jdk" "$R/jdk"
+cp "$AGENT" "$R/numapin/libnumapin.so"
+cp "$CLI" "$R/numapin/numapin"
+cp -r "$B"/classes/. "$R/tests/"
+cp "$HDR" "$R/tests/hdrhistogram.jar"
+cp /usr/bin/lstopo-no-graphics "$R/usr/bin/"
+
+# Shared libraries of every ELF file in the guest, at the paths the host's
+# loader found them (the guest has no ld.so.cache; its loader searches the
+# same multiarch directories).
+: >"$B/libs.txt"
+while IFS= read -r f; do
+    head -c 4 "$f" | od -An -tx1 | tr -d ' ' | grep -q '^7f454c46$' || continue
+    ldd "$f" 2>/dev/null >"$B/ldd.txt" || continue
+    if grep -q 'not found' "$B/ldd.txt"; then
+        # the JDK's own libraries find each other through $ORIGIN at run time
+        while read -r name _; do
+            [ -n "$(find "$R/jdk" -name "$name" | head -1)" ] || die "$f needs $name, which ldd cannot find"
+        done < <(grep 'not found' "$B/ldd.txt")
+    fi
+    awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' "$B/ldd.txt" >>"$B/libs.txt"
+done < <(find "$R" -type f \( -perm -u+x -o -name '*.so*' \))
+for lib in $(sort -u "$B/libs.txt"); do
+    case $lib in "$R"/*) continue ;; esac
+    mkdir -p "$R$(dirname "$lib")"
+    cp -L "$lib" "$R$lib"
+done
+
+(cd "$R" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$B/initramfs.cpio"
+log "initramfs $(($(stat -c %s "$B/initramfs.cpio") / 1048576)) MiB, kernel $KPKG $KVER"
+
+# ---- boot the machines ----------------------------------------------------------
+
+selected() { # scenarios of machine $1, filtered by NUMAPIN_QEMU_ONLY
+    local v="${1}_scenarios" s out=
+    for s in ${!v}; do
+        if [ -z "$ONLY" ] || [[ ",$ONLY," == *",$s,"* ]]; then out="$out${out:+,}$s"; fi
+    done
+    echo "$out"
+}
+
+boot() { # boot MACHINE: runs its scenarios, console to $B/logs/MACHINE.console
+    local m=$1 smp nodes mem dist scen tmo args=() i=0 cpus d s t v rc=0
+    smp=${m}_smp nodes=${m}_nodes mem=${m}_mem_mb dist=${m}_dist tmo=${m}_timeout
+    scen=$(selected "$m")
+    for cpus in ${!nodes}; do
+        args+=(-object "memory-backend-ram,id=m$i,size=${!mem}M"
+            -numa "node,nodeid=$i,cpus=$cpus,memdev=m$i")
+        i=$((i + 1))
+    done
+    for d in ${!dist}; do
+        IFS=, read -r s t v <<<"$d"
+        args+=(-numa "dist,src=$s,dst=$t,val=$v")
+    done
+    # single-threaded TCG: multi-threaded TCG occasionally crashes JIT-compiled code
+    timeout -k 10 "${NUMAPIN_QEMU_TIMEOUT:-${!tmo}}" qemu-system-x86_64 \
+        -accel tcg,thread=single -machine q35 -cpu max -smp "${!smp}" -m $((i * ${!mem}))M \
+        "${args[@]}" \
+        -kernel "$VMLINUX" -initrd "$B/initramfs.cpio" \
+        -append "console=ttyS0 panic=-1 transparent_hugepage=never quiet loglevel=3 numapin.machine=$m numapin.scenarios=$scen" \
+        -display none -nodefaults -no-reboot -serial "file:$B/logs/$m.console" \
+        >"$B/logs/$m.qemu" 2>&1 || rc=$?
+    echo "$rc" >"$B/logs/$m.rc"
+}
+
+rm -rf "$B/logs"
+mkdir -p "$B/logs"
+log "booting $MACHINES ($NUMAPIN_QEMU_JOBS at a time)"
+running=0
+for m in $MACHINES; do
+    [ -n "$(selected "$m")" ] || continue
+    boot "$m" &
+    running=$((running + 1))
+    if [ "$running" -ge "$NUMAPIN_QEMU_JOBS" ]; then
+        wait -n || true
+        running=$((running - 1))
+    fi
+done
+wait || true
+
+# ---- judge ------------------------------------------------------------------------
+
+passed=0
+failed=0
+for m in $MACHINES; do
+    scen=$(selected "$m")
+    [ -n "$scen" ] || continue
+    console=$B/logs/$m.console
+    touch "$console"
+    tr -d '\r' <"$console" >"$console.txt"
+    rc=$(cat "$B/logs/$m.rc" 2>/dev/null || echo "?")
+    header_shown=
+    for s in ${scen//,/ }; do
+        line=$(grep -a "^@@@ END $s " "$console.txt" | head -1 || true)
+        result=$(echo "$line" | awk '{print $4}')
+        secs=$(echo "$line" | awk '{print $5}')
+        if [ "$result" = PASS ]; then
+            echo "PASS $s ($secs)"
+            passed=$((passed + 1))
+            continue
+        fi
+        failed=$((failed + 1))
+        if [ -z "$line" ]; then
+            echo "FAIL $s (no result: the guest crashed, hung or was stopped; qemu exit $rc)"
+        else
+            echo "FAIL $s ($secs)"
+        fi
+        if [ -z "$header_shown" ]; then
+            echo "----- $m: guest console up to the first scenario -----"
+            sed -n '/^@@@ BEGIN /q; p' "$console.txt"
+            header_shown=1
+        fi
+        echo "----- $m: guest console of $s -----"
+        if grep -aq "^@@@ BEGIN $s\$" "$console.txt"; then
+            awk -v s="$s" '$0 == "@@@ BEGIN " s {on = 1} on {print} on && index($0, "@@@ END " s " ") == 1 {exit}' "$console.txt"
+        else
+            echo "(scenario never began; last console lines:)"
+            tail -40 "$console.txt"
+        fi
+        if [ -s "$B/logs/$m.qemu" ]; then
+            echo "----- $m: qemu's own output -----"
+            cat "$B/logs/$m.qemu"
+        fi
+        echo "----- end of $s -----"
+    done
+done
+
+log "consoles in ${B#"$ROOT"/}/logs/, $(($(date +%s) - START)) s in all"
+echo "qemu-numa: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,26 @@
+/* Runs every numapin unit-test suite; exits non-zero when any check fails.
+ * Check's default fork mode gives each test its own process, which the
+ * agent and log tests rely on (environment variables, global log state). */
+#include <stdlib.h>
+
+#include "tests.h"
+
+int main(void)
+{
+    SRunner *sr = srunner_create(options_suite());
+    srunner_add_suite(sr, topo_suite());
+    srunner_add_suite(sr, plan_suite());
+    srunner_add_suite(sr, property_suite());
+    srunner_add_suite(sr, record_suite());
+    srunner_add_suite(sr, log_suite());
+    srunner_add_suite(sr, agent_suite());
+    srunner_add_suite(sr, cli_suite());
+    srunner_add_suite(sr, expected_suite());
+    srunner_add_suite(sr, advise_suite());
+    srunner_add_suite(sr, bind_suite());
+    srunner_add_suite(sr, inspect_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
