@@ -62,7 +62,8 @@ $(B)/numapin: $(CLI_OBJ) $(CORE_OBJ)
 
 # The unit tests: the core, the CLI's modules and agent/hotspot.c (no JVM
 # needed) under test.
-$(B)/test_native: $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) $(B)/agent/hotspot.o tests/unit/tests.h
+$(B)/test_native: $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) $(B)/agent/hotspot.o tests/unit/tests.h \
+                  tests/jvm/tools/seccomp_filter.h
 	$(CC) $(CFLAGS) -Icli -Iagent $(LDFLAGS) -o $@ $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) \
 	    $(B)/agent/hotspot.o $(LDLIBS) $(shell pkg-config --libs check)
 

@@ -1,6 +1,6 @@
 /* numapin's JVMTI entry points: the only code that sees the JVM.
  *
- * It turns JVMTI events into plain calls of native/np_agent.h:
+ * It turns JVMTI events into plain calls of core/np_agent.h:
  *  - ThreadStart runs on the new thread itself, before its run() method,
  *    so the calling thread is the one to place and gettid() is its OS id.
  *    It fires for `main` and for threads started after VMInit: GC and JIT
@@ -44,22 +44,33 @@ static void jvmti_failed(jvmtiEnv *jvmti, const char *what, jvmtiError e)
         (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
 }
 
-static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+/* The thread's name, into a buffer the caller frees with Deallocate (NULL
+ * when JVMTI cannot tell), releasing the rest of what GetThreadInfo
+ * returns. */
+static char *thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jvmtiError *e)
 {
     jvmtiThreadInfo info;
     memset(&info, 0, sizeof info);
-    jvmtiError e = (*jvmti)->GetThreadInfo(jvmti, thread, &info);
-    if (e != JVMTI_ERROR_NONE) {
-        jvmti_failed(jvmti, "GetThreadInfo", e);
-        return;
-    }
-    np_agent_thread_start(agent, info.name != NULL ? info.name : "",
-                          (pid_t)syscall(SYS_gettid));
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
+    *e = (*jvmti)->GetThreadInfo(jvmti, thread, &info);
+    if (*e != JVMTI_ERROR_NONE)
+        return NULL;
     if (info.thread_group != NULL)
         (*jni)->DeleteLocalRef(jni, info.thread_group);
     if (info.context_class_loader != NULL)
         (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+    return info.name;
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
+{
+    jvmtiError e;
+    char *name = thread_name(jvmti, jni, thread, &e);
+    if (e != JVMTI_ERROR_NONE) {
+        jvmti_failed(jvmti, "GetThreadInfo", e);
+        return;
+    }
+    np_agent_thread_start(agent, name != NULL ? name : "", (pid_t)syscall(SYS_gettid));
+    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -89,7 +100,7 @@ static pid_t os_tid(JNIEnv *jni, jthread thread)
 }
 
 /* Hands every running thread to np_agent_seen. */
-static void scan(jvmtiEnv *jvmti, JNIEnv *jni, const char *how)
+static void scan(jvmtiEnv *jvmti, JNIEnv *jni, enum np_how how)
 {
     jint n = 0;
     jthread *threads = NULL;
@@ -99,15 +110,10 @@ static void scan(jvmtiEnv *jvmti, JNIEnv *jni, const char *how)
         return;
     }
     for (jint i = 0; i < n; i++) {
-        jvmtiThreadInfo info;
-        memset(&info, 0, sizeof info);
-        if ((*jvmti)->GetThreadInfo(jvmti, threads[i], &info) == JVMTI_ERROR_NONE) {
-            np_agent_seen(agent, info.name != NULL ? info.name : "", os_tid(jni, threads[i]), how);
-            (*jvmti)->Deallocate(jvmti, (unsigned char *)info.name);
-            if (info.thread_group != NULL)
-                (*jni)->DeleteLocalRef(jni, info.thread_group);
-            if (info.context_class_loader != NULL)
-                (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+        char *name = thread_name(jvmti, jni, threads[i], &e);
+        if (e == JVMTI_ERROR_NONE) {
+            np_agent_seen(agent, name != NULL ? name : "", os_tid(jni, threads[i]), how);
+            (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
         }
         (*jni)->DeleteLocalRef(jni, threads[i]);
     }
@@ -124,7 +130,7 @@ static void JNICALL rescan_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         if (rescan_stop)
             break;
         (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
-        scan(jvmti, jni, "rescan");
+        scan(jvmti, jni, NP_HOW_RESCAN);
         (*jvmti)->RawMonitorEnter(jvmti, rescan_monitor);
     }
     (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
@@ -255,7 +261,7 @@ static jint start(JavaVM *vm, const char *options, int late)
         read_flags(jni);
         start_rescan(jvmti, jni);
         if (eetop != NULL)
-            scan(jvmti, jni, "attach");
+            scan(jvmti, jni, NP_HOW_ATTACH);
     }
     return JNI_OK;
 }

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "np_describe.h"
 
+#include "np_cpulist.h"
 #include "np_json.h"
 
 #include <stdlib.h>
@@ -14,10 +15,8 @@ int np_recommended_groups(const struct np_topo *t)
 /* A cpulist for printing: never truncated, "" when empty.  Free it. */
 static char *list(hwloc_const_bitmap_t set)
 {
-    char *s = NULL;
-    if (hwloc_bitmap_iszero(set) || hwloc_bitmap_list_asprintf(&s, set) < 0)
-        return strdup("");
-    return s;
+    char *s = np_cpulist_dup(set);
+    return s != NULL ? s : strdup("");
 }
 
 /* The latency matrix between all NUMA nodes, or NULL. Release with
@@ -56,10 +55,11 @@ static hwloc_bitmap_t usable(const struct np_topo *t, hwloc_obj_t o)
     return s;
 }
 
-static void each_obj(const struct np_topo *t, hwloc_obj_type_t type, FILE *out, int json)
+/* Objects of one type (packages, L3 caches): a line each, or with j an
+ * array member each. */
+static void each_obj(const struct np_topo *t, hwloc_obj_type_t type, FILE *out, struct np_json *j)
 {
     hwloc_obj_t o = NULL;
-    int first = 1;
     while ((o = hwloc_get_next_obj_by_type(t->topology, type, o)) != NULL) {
         hwloc_bitmap_t s = usable(t, o);
         if (s == NULL)
@@ -67,26 +67,28 @@ static void each_obj(const struct np_topo *t, hwloc_obj_type_t type, FILE *out, 
         char *cpus = list(s), *nodes = list(o->nodeset);
         /* Caches, and some packages, have no OS index. */
         int known = o->os_index != HWLOC_UNKNOWN_INDEX;
-        if (json) {
-            fprintf(out, "%s{\"logical_index\":%u,\"os_index\":", first ? "" : ",",
-                    o->logical_index);
+        bool l3 = type == HWLOC_OBJ_L3CACHE && o->attr != NULL;
+        if (j != NULL) {
+            np_json_open(j, NULL, '{', false);
+            np_json_int(j, "logical_index", o->logical_index);
             if (known)
-                fprintf(out, "%u", o->os_index);
+                np_json_int(j, "os_index", o->os_index);
             else
-                fputs("null", out);
-            fprintf(out, ",\"cpus\":\"%s\",\"nodes\":\"%s\"", cpus, nodes);
+                np_json_null(j, "os_index");
+            np_json_str(j, "cpus", cpus);
+            np_json_str(j, "nodes", nodes);
+            if (l3)
+                np_json_int(j, "size", (long long)o->attr->cache.size);
+            np_json_close(j);
         } else {
             fprintf(out, "  %s L#%u", hwloc_obj_type_string(type), o->logical_index);
             if (known)
                 fprintf(out, " P#%u", o->os_index);
             fprintf(out, ": cpus=%s nodes=%s", cpus[0] ? cpus : "none", nodes);
+            if (l3)
+                fprintf(out, " size=%lluKiB", (unsigned long long)o->attr->cache.size / 1024);
+            fputc('\n', out);
         }
-        if (type == HWLOC_OBJ_L3CACHE && o->attr != NULL)
-            fprintf(out, json ? ",\"size\":%llu" : " size=%lluKiB",
-                    json ? (unsigned long long)o->attr->cache.size
-                         : (unsigned long long)o->attr->cache.size / 1024);
-        fputs(json ? "}" : "\n", out);
-        first = 0;
         free(cpus);
         free(nodes);
         hwloc_bitmap_free(s);
@@ -101,68 +103,75 @@ static int node_has_cpus(const struct np_topo *t, hwloc_obj_t node)
     return 0;
 }
 
-static void nodes_out(const struct np_topo *t, FILE *out, int json)
+static void nodes_out(const struct np_topo *t, FILE *out, struct np_json *j)
 {
     hwloc_obj_t n = NULL;
-    int first = 1;
     while ((n = hwloc_get_next_obj_by_type(t->topology, HWLOC_OBJ_NUMANODE, n)) != NULL) {
         hwloc_bitmap_t s = usable(t, n);
         char *cpus = s ? list(s) : strdup("");
         const char *subtype = n->subtype ? n->subtype : "";
         unsigned long long mem = n->attr ? (unsigned long long)n->attr->numanode.local_memory : 0;
-        if (json) {
-            fprintf(out, "%s{\"os_index\":%u,\"cpus\":\"%s\",\"memory\":%llu,\"kind\":",
-                    first ? "" : ",", n->os_index, cpus ? cpus : "", mem);
-            np_json_string(out, subtype);
-            fprintf(out, ",\"takes_groups\":%s}", node_has_cpus(t, n) ? "true" : "false");
-        } else
+        if (j != NULL) {
+            np_json_open(j, NULL, '{', false);
+            np_json_int(j, "os_index", n->os_index);
+            np_json_str(j, "cpus", cpus ? cpus : "");
+            np_json_int(j, "memory", (long long)mem);
+            np_json_str(j, "kind", subtype);
+            np_json_bool(j, "takes_groups", node_has_cpus(t, n));
+            np_json_close(j);
+        } else {
             fprintf(out, "  node P#%u: cpus=%s memory=%lluMiB%s%s%s\n", n->os_index,
                     cpus && cpus[0] ? cpus : "none", mem >> 20, subtype[0] ? " kind=" : "",
                     subtype, node_has_cpus(t, n) ? "" : " (takes no group)");
-        first = 0;
+        }
         free(cpus);
         hwloc_bitmap_free(s);
     }
 }
 
-static void distances_out(const struct np_topo *t, FILE *out, int json)
+static void distances_out(const struct np_topo *t, FILE *out, struct np_json *j)
 {
     struct hwloc_distances_s *d = node_distances(t);
     if (d == NULL) {
-        fputs(json ? "null" : "  (none reported)\n", out);
+        if (j != NULL)
+            np_json_null(j, "distances");
+        else
+            fputs("  (none reported)\n", out);
         return;
     }
-    if (json) {
-        fputs("{\"nodes\":[", out);
+    if (j != NULL) {
+        np_json_open(j, "distances", '{', true);
+        np_json_open(j, "nodes", '[', false);
         for (unsigned i = 0; i < d->nbobjs; i++)
-            fprintf(out, "%s%u", i ? "," : "", d->objs[i]->os_index);
-        fputs("],\"values\":[", out);
+            np_json_int(j, NULL, d->objs[i]->os_index);
+        np_json_close(j);
+        np_json_open(j, "values", '[', true);
         for (unsigned i = 0; i < d->nbobjs; i++) {
-            fputs(i ? ",[" : "[", out);
-            for (unsigned j = 0; j < d->nbobjs; j++)
-                fprintf(out, "%s%llu", j ? "," : "", (unsigned long long)d->values[i * d->nbobjs + j]);
-            fputs("]", out);
+            np_json_open(j, NULL, '[', false);
+            for (unsigned k = 0; k < d->nbobjs; k++)
+                np_json_int(j, NULL, (long long)d->values[i * d->nbobjs + k]);
+            np_json_close(j);
         }
-        fputs("]}", out);
+        np_json_close(j);
+        np_json_close(j);
     } else {
         fputs("        ", out);
-        for (unsigned j = 0; j < d->nbobjs; j++)
-            fprintf(out, " %5u", d->objs[j]->os_index);
+        for (unsigned k = 0; k < d->nbobjs; k++)
+            fprintf(out, " %5u", d->objs[k]->os_index);
         fputs("\n", out);
         for (unsigned i = 0; i < d->nbobjs; i++) {
             fprintf(out, "  %5u ", d->objs[i]->os_index);
-            for (unsigned j = 0; j < d->nbobjs; j++)
-                fprintf(out, " %5llu", (unsigned long long)d->values[i * d->nbobjs + j]);
+            for (unsigned k = 0; k < d->nbobjs; k++)
+                fprintf(out, " %5llu", (unsigned long long)d->values[i * d->nbobjs + k]);
             fputs("\n", out);
         }
     }
     hwloc_distances_release(t->topology, d);
 }
 
-static void cpukinds_out(const struct np_topo *t, FILE *out, int json)
+static void cpukinds_out(const struct np_topo *t, FILE *out, struct np_json *j)
 {
     int nr = hwloc_cpukinds_get_nr(t->topology, 0);
-    int first = 1;
     for (int k = 0; k < nr; k++) {
         hwloc_bitmap_t set = hwloc_bitmap_alloc();
         int eff;
@@ -172,18 +181,19 @@ static void cpukinds_out(const struct np_topo *t, FILE *out, int json)
         hwloc_bitmap_and(set, set, t->allowed);
         char *cpus = list(set);
         const char *info = cpukind_info(t->topology, (unsigned)k, &eff);
-        if (json) {
-            fprintf(out, "%s{\"efficiency\":%d,\"cpus\":\"%s\",\"info\":", first ? "" : ",",
-                    eff, cpus);
-            np_json_string(out, info);
-            fputs("}", out);
-        } else
+        if (j != NULL) {
+            np_json_open(j, NULL, '{', false);
+            np_json_int(j, "efficiency", eff);
+            np_json_str(j, "cpus", cpus);
+            np_json_str(j, "info", info);
+            np_json_close(j);
+        } else {
             fprintf(out, "  kind %d: efficiency=%d cpus=%s %s\n", k, eff, cpus, info);
-        first = 0;
+        }
         free(cpus);
         hwloc_bitmap_free(set);
     }
-    if (!json && nr <= 0)
+    if (j == NULL && nr <= 0)
         fputs("  (one kind)\n", out);
 }
 
@@ -193,15 +203,15 @@ void np_describe_text(const struct np_topo *t, FILE *out)
     np_topo_summary(t, summary, sizeof summary);
     fprintf(out, "machine %s\n", summary);
     fputs("numa nodes:\n", out);
-    nodes_out(t, out, 0);
+    nodes_out(t, out, NULL);
     fputs("distances (relative latency):\n", out);
-    distances_out(t, out, 0);
+    distances_out(t, out, NULL);
     fputs("packages:\n", out);
-    each_obj(t, HWLOC_OBJ_PACKAGE, out, 0);
+    each_obj(t, HWLOC_OBJ_PACKAGE, out, NULL);
     fputs("l3 domains:\n", out);
-    each_obj(t, HWLOC_OBJ_L3CACHE, out, 0);
+    each_obj(t, HWLOC_OBJ_L3CACHE, out, NULL);
     fputs("cpu kinds:\n", out);
-    cpukinds_out(t, out, 0);
+    cpukinds_out(t, out, NULL);
     char *allowed = list(t->allowed);
     fprintf(out, "usable cpus: %s\n", allowed);
     free(allowed);
@@ -215,17 +225,26 @@ void np_describe_json(const struct np_topo *t, FILE *out)
     while ((o = hwloc_get_next_obj_by_type(t->topology, HWLOC_OBJ_CORE, o)) != NULL)
         cores += hwloc_bitmap_intersects(o->cpuset, t->allowed);
     char *allowed = list(t->allowed);
-    fprintf(out, "{\"pus\":%d,\"cores\":%d,\"usable_cpus\":\"%s\",\"numa_nodes\":[",
-            hwloc_bitmap_weight(t->allowed), cores, allowed);
+    struct np_json j;
+    np_json_start(&j, out);
+    np_json_open(&j, NULL, '{', true);
+    np_json_int(&j, "pus", hwloc_bitmap_weight(t->allowed));
+    np_json_int(&j, "cores", cores);
+    np_json_str(&j, "usable_cpus", allowed);
     free(allowed);
-    nodes_out(t, out, 1);
-    fputs("],\"distances\":", out);
-    distances_out(t, out, 1);
-    fputs(",\"packages\":[", out);
-    each_obj(t, HWLOC_OBJ_PACKAGE, out, 1);
-    fputs("],\"l3\":[", out);
-    each_obj(t, HWLOC_OBJ_L3CACHE, out, 1);
-    fputs("],\"cpukinds\":[", out);
-    cpukinds_out(t, out, 1);
-    fprintf(out, "],\"recommended_groups\":%d}\n", np_recommended_groups(t));
+    np_json_open(&j, "numa_nodes", '[', true);
+    nodes_out(t, out, &j);
+    np_json_close(&j);
+    distances_out(t, out, &j);
+    np_json_open(&j, "packages", '[', true);
+    each_obj(t, HWLOC_OBJ_PACKAGE, out, &j);
+    np_json_close(&j);
+    np_json_open(&j, "l3", '[', true);
+    each_obj(t, HWLOC_OBJ_L3CACHE, out, &j);
+    np_json_close(&j);
+    np_json_open(&j, "cpukinds", '[', true);
+    cpukinds_out(t, out, &j);
+    np_json_close(&j);
+    np_json_int(&j, "recommended_groups", np_recommended_groups(t));
+    np_json_close(&j);
 }

@@ -278,34 +278,43 @@ static void print_text(const struct np_inspect *c, const struct np_globs *o, FIL
 
 static void print_json(const struct np_inspect *c, const struct np_globs *o, FILE *out)
 {
-    char cpus[1024], nodes[256];
-    fprintf(out, "{\n  \"pid\": %d,\n  \"command\": ", (int)c->pid);
-    np_json_string(out, c->command);
-    fputs(",\n  \"memory_kib\": ", out);
+    struct np_json j;
+    np_json_start(&j, out);
+    np_json_open(&j, NULL, '{', true);
+    np_json_int(&j, "pid", c->pid);
+    np_json_str(&j, "command", c->command);
     if (c->node_kb == NULL) {
-        fputs("null", out);
+        np_json_null(&j, "memory_kib");
     } else {
-        fputs("{", out);
-        for (int n = 0, k = 0; n < c->nnode_kb; n++)
-            if (c->node_kb[n] > 0)
-                fprintf(out, "%s\"%d\": %lld", k++ ? ", " : "", n, c->node_kb[n]);
-        fputs("}", out);
+        np_json_open(&j, "memory_kib", '{', false);
+        for (int n = 0; n < c->nnode_kb; n++)
+            if (c->node_kb[n] > 0) {
+                char key[16];
+                snprintf(key, sizeof key, "%d", n);
+                np_json_int(&j, key, c->node_kb[n]);
+            }
+        np_json_close(&j);
     }
-    fputs(",\n  \"threads\": [", out);
-    int k = 0;
+    np_json_open(&j, "threads", '[', true);
     for (int i = 0; i < c->nthreads; i++) {
         const struct np_seen *s = &c->threads[i];
         if (o != NULL && !np_globs_match(o, s->name))
             continue;
-        np_cpulist(cpus, sizeof cpus, s->cpus);
-        np_cpulist(nodes, sizeof nodes, s->nodes);
-        fprintf(out, "%s\n    {\"name\": ", k++ ? "," : "");
-        np_json_string(out, s->name);
-        fprintf(out, ", \"name_from\": \"%s\", \"tid\": %d, \"cpus\": \"%s\", \"nodes\": \"%s\", "
-                     "\"last_cpu\": %d, \"last_node\": %d}",
-                s->jvm_name ? "jvm" : "kernel", (int)s->tid, cpus, nodes, s->last_cpu, s->last_node);
+        char *cpus = np_cpulist_dup(s->cpus), *nodes = np_cpulist_dup(s->nodes);
+        np_json_open(&j, NULL, '{', false);
+        np_json_str(&j, "name", s->name);
+        np_json_str(&j, "name_from", s->jvm_name ? "jvm" : "kernel");
+        np_json_int(&j, "tid", s->tid);
+        np_json_str(&j, "cpus", cpus);
+        np_json_str(&j, "nodes", nodes);
+        np_json_int(&j, "last_cpu", s->last_cpu);
+        np_json_int(&j, "last_node", s->last_node);
+        np_json_close(&j);
+        free(cpus);
+        free(nodes);
     }
-    fputs(k > 0 ? "\n  ]\n}\n" : "]\n}\n", out);
+    np_json_close(&j);
+    np_json_close(&j);
 }
 
 void np_inspect_print(const struct np_inspect *c, const struct np_globs *filter, bool json, FILE *out)

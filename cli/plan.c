@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "np_cpulist.h"
 #include "np_domains.h"
 #include "np_json.h"
 #include "np_plan.h"
@@ -31,11 +32,7 @@ static void print_table(const struct np_topo *t, const struct np_plan *p, int on
         const struct np_group_plan *gp = &p->groups[g];
         hwloc_bitmap_t *slots;
         int nslots = np_slots(t, gp->cpus, mode, &slots);
-        char *cpus = NULL, *nodes = NULL, slice[32];
-        if (hwloc_bitmap_list_asprintf(&cpus, gp->cpus) < 0)
-            cpus = NULL;
-        if (hwloc_bitmap_list_asprintf(&nodes, gp->nodes) < 0)
-            nodes = NULL;
+        char *cpus = np_cpulist_dup(gp->cpus), *nodes = np_cpulist_dup(gp->nodes), slice[32];
         snprintf(slice, sizeof slice, "%d/%d", gp->slice + 1, gp->nslices);
         printf("%-6d %-10s %-8s %-6d %s\n", g, nodes ? nodes : "?", slice, nslots,
                cpus ? cpus : "?");
@@ -51,32 +48,34 @@ static void print_table(const struct np_topo *t, const struct np_plan *p, int on
     }
 }
 
-/* The plan as JSON: {"groups":[{"group":0,"nodes":[0],"cpus":"0-3"},...],
- * "warnings":[...]}. */
+/* The plan as JSON: {"groups": [{"group": 0, "nodes": [0], "cpus": "0-3"}, ...],
+ * "warnings": [...]}, a line per group and per warning. */
 static void print_json(const struct np_plan *p, FILE *out)
 {
-    fputs("{\"groups\":[", out);
+    struct np_json j;
+    np_json_start(&j, out);
+    np_json_open(&j, NULL, '{', true);
+    np_json_open(&j, "groups", '[', true);
     for (int g = 0; g < p->ngroups; g++) {
         const struct np_group_plan *gp = &p->groups[g];
-        fprintf(out, "%s{\"group\":%d,\"nodes\":[", g ? "," : "", gp->group);
-        int i = -1, first = 1;
-        while ((i = hwloc_bitmap_next(gp->nodes, i)) >= 0) {
-            fprintf(out, "%s%d", first ? "" : ",", i);
-            first = 0;
-        }
-        char *cpus = NULL;
-        if (!hwloc_bitmap_iszero(gp->cpus) && hwloc_bitmap_list_asprintf(&cpus, gp->cpus) < 0)
-            cpus = NULL;
-        fprintf(out, "],\"cpus\":\"%s\"}", cpus ? cpus : "");
+        char *cpus = np_cpulist_dup(gp->cpus);
+        np_json_open(&j, NULL, '{', false);
+        np_json_int(&j, "group", gp->group);
+        np_json_open(&j, "nodes", '[', false);
+        int n;
+        NP_FOREACH(n, gp->nodes)
+            np_json_int(&j, NULL, n);
+        np_json_close(&j);
+        np_json_str(&j, "cpus", cpus);
+        np_json_close(&j);
         free(cpus);
     }
-    fputs("],\"warnings\":[", out);
-    for (int i = 0; i < p->nwarnings; i++) {
-        if (i)
-            fputc(',', out);
-        np_json_string(out, p->warnings[i].text);
-    }
-    fputs("]}\n", out);
+    np_json_close(&j);
+    np_json_open(&j, "warnings", '[', true);
+    for (int i = 0; i < p->nwarnings; i++)
+        np_json_str(&j, NULL, p->warnings[i].text);
+    np_json_close(&j);
+    np_json_close(&j);
 }
 
 int cli_plan(int argc, char **argv)

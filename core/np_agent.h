@@ -2,11 +2,15 @@
  *
  * agent/ turns JVMTI events into these calls; everything else (options,
  * topology, plan, binding, logging, the placement record) happens here, so
- * the whole path is testable without a JVM.
+ * the whole path is testable without a JVM.  Two halves:
+ *  - np_agent_start.c: start-up, once (options, topology, plan, what
+ *    placed threads get, the start-up lines and advice, scope=jvm);
+ *  - np_agent_place.c: placing threads (on their start, from outside),
+ *    their end, and the summary and report at exit.
  *
  * Threading: np_agent_create runs once, before any callback.  After it the
- * options, topology, plan and slots are read-only; the placement record is
- * locked; thread_start and thread_end may run concurrently on any threads.
+ * fields below are read-only (the placement record has its own lock);
+ * thread_start, thread_end and seen may run concurrently on any threads.
  */
 #ifndef NP_AGENT_H
 #define NP_AGENT_H
@@ -19,6 +23,7 @@
 #include "np_options.h"
 #include "np_plan.h"
 #include "np_record.h"
+#include "np_report.h"
 #include "np_topo.h"
 
 enum np_status {
@@ -50,7 +55,8 @@ struct np_agent {
     struct np_actual startup;
     bool have_startup;
     int cpus_at_load;                 /* CPUs the JVM could use when numapin loaded */
-    struct np_record record;
+    struct np_record *record;
+    struct np_report_plan report_plan; /* the plan as the report shows it */
     int lock_fd;                      /* group=auto: the lock held, else -1 */
     int report_fd;                    /* report=FILE: opened at start, else -1 */
     char report_path[4096];           /* FILE with %p expanded */
@@ -73,11 +79,12 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f);
  * back to the process's start-up CPUs and policy. */
 void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid);
 
-/* A running thread seen from another thread: at late attach (how "attach")
- * or by the periodic rescan for renamed threads (how "rescan").  A matching
- * thread not placed yet (never seen, or seen under a name that did not
- * match) gets its CPUs; its memory policy cannot be set from outside. */
-void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, const char *how);
+/* A running thread seen from another thread: at late attach
+ * (NP_HOW_ATTACH) or by the periodic rescan for renamed threads
+ * (NP_HOW_RESCAN).  A matching thread not placed yet (never seen, or seen
+ * under a name that did not match) gets its CPUs; its memory policy cannot
+ * be set from outside. */
+void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how how);
 
 /* The calling thread is ending. */
 void np_agent_thread_end(struct np_agent *a);

@@ -1,5 +1,8 @@
 #include "np_cpulist.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* Reads the decimal number at *s, at most max, and moves *s past it. */
 static int scan_number(const char **s, unsigned long max, unsigned long *out)
 {
@@ -58,4 +61,12 @@ void np_cpulist(char *buf, size_t len, hwloc_const_bitmap_t set)
         return;
     }
     hwloc_bitmap_list_snprintf(buf, len, set);
+}
+
+char *np_cpulist_dup(hwloc_const_bitmap_t set)
+{
+    char *s = NULL;
+    if (hwloc_bitmap_iszero(set))
+        return strdup("");
+    return hwloc_bitmap_list_asprintf(&s, set) < 0 ? NULL : s;
 }

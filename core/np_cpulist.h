@@ -22,8 +22,13 @@ int np_parse_int(const char *s, long min, long max, int *out);
  * or an infinite range. */
 int np_parse_list(const char *s, char sep, unsigned max, hwloc_bitmap_t out);
 
-/* Formats a bitmap in Linux cpulist syntax ("0-3,8"); "" when empty. */
+/* Formats a bitmap in Linux cpulist syntax ("0-3,8"); "" when empty.
+ * Truncated to fit buf. */
 void np_cpulist(char *buf, size_t len, hwloc_const_bitmap_t set);
+
+/* The same, whole, in a string the caller frees; NULL when memory runs
+ * out. */
+char *np_cpulist_dup(hwloc_const_bitmap_t set);
 
 /* Visits the set bits of `set` in order, like hwloc_bitmap_foreach_begin
  * and _end but without their assert(), which aborts the process (the JVM)

@@ -4,28 +4,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-int np_record_init(struct np_record *r, int nslots)
+#define CHUNK 1024     /* entries per chunk: a pointer to an entry stays valid */
+#define BUCKETS 4096   /* live entries by tid */
+
+struct np_record {
+    pthread_mutex_t lock;
+    struct np_entry **chunks;
+    int nchunks;
+    int n;              /* entries allocated */
+    unsigned long seq;  /* entries ever added */
+    struct np_entry *ended_first, *ended_last; /* ended and kept, oldest first */
+    int nended;
+    struct np_entry *free_first; /* ended beyond those kept: ready for reuse */
+    int nfree;
+    int keep_ended;
+    struct np_counts total;
+    int nslots;
+    int *slot_live;     /* live placed threads per slot */
+    int *slot_used;     /* threads ever placed per slot */
+    struct np_entry *by_tid[BUCKETS];
+};
+
+const char *np_how_name(enum np_how how)
 {
-    memset(r, 0, sizeof *r);
+    switch (how) {
+    case NP_HOW_START: return "start";
+    case NP_HOW_ATTACH: return "attach";
+    case NP_HOW_RESCAN: return "rescan";
+    }
+    return "unknown";
+}
+
+struct np_record *np_record_create(int nslots, int keep_ended)
+{
+    struct np_record *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
     r->nslots = nslots;
-    r->keep_ended = NP_RECORD_KEEP_ENDED;
+    r->keep_ended = keep_ended;
     r->slot_live = calloc(nslots > 0 ? (size_t)nslots : 1, sizeof *r->slot_live);
     r->slot_used = calloc(nslots > 0 ? (size_t)nslots : 1, sizeof *r->slot_used);
-    if (r->slot_live == NULL || r->slot_used == NULL) {
+    if (r->slot_live == NULL || r->slot_used == NULL || pthread_mutex_init(&r->lock, NULL) != 0) {
         free(r->slot_live);
         free(r->slot_used);
-        return -1;
+        free(r);
+        return NULL;
     }
-    return pthread_mutex_init(&r->lock, NULL) == 0 ? 0 : -1;
+    return r;
 }
 
 static struct np_entry *entry_at(const struct np_record *r, int i)
 {
-    return &r->chunks[i / NP_RECORD_CHUNK][i % NP_RECORD_CHUNK];
+    return &r->chunks[i / CHUNK][i % CHUNK];
 }
 
 void np_record_destroy(struct np_record *r)
 {
+    if (r == NULL)
+        return;
     for (int i = 0; i < r->n; i++)
         free(entry_at(r, i)->name);
     for (int c = 0; c < r->nchunks; c++)
@@ -34,12 +70,12 @@ void np_record_destroy(struct np_record *r)
     free(r->slot_live);
     free(r->slot_used);
     pthread_mutex_destroy(&r->lock);
-    memset(r, 0, sizeof *r);
+    free(r);
 }
 
 static unsigned bucket(pid_t tid)
 {
-    return (unsigned)tid % NP_RECORD_BUCKETS;
+    return (unsigned)tid % BUCKETS;
 }
 
 /* What one entry adds to the totals (live aside). */
@@ -77,9 +113,11 @@ static void unlink_live(struct np_record *r, struct np_entry *e)
         }
 }
 
-/* The thread of a live entry is gone: release its slot, and queue the
- * entry for reuse.  Under the lock. */
-static void end_locked(struct np_record *r, struct np_entry *e)
+/* The thread of a live entry is gone: release its slot, and keep the
+ * entry among the ended ones; the oldest ended entry beyond those kept
+ * goes to the free list, its name returned in *drop for the caller to free
+ * outside the lock.  Under the lock. */
+static void end_locked(struct np_record *r, struct np_entry *e, char **drop)
 {
     if (!e->live)
         return;
@@ -95,27 +133,36 @@ static void end_locked(struct np_record *r, struct np_entry *e)
         r->ended_first = e;
     r->ended_last = e;
     r->nended++;
-}
-
-/* An entry for a new thread: the oldest ended one beyond those kept, or a
- * new one.  Under the lock. */
-static struct np_entry *take_entry(struct np_record *r)
-{
     if (r->nended > r->keep_ended) {
-        struct np_entry *e = r->ended_first;
-        r->ended_first = e->next_ended;
+        struct np_entry *old = r->ended_first;
+        r->ended_first = old->next_ended;
         if (r->ended_first == NULL)
             r->ended_last = NULL;
         r->nended--;
-        e->gen++;
+        *drop = old->name;
+        old->name = NULL;
+        old->gen++; /* every ref to its last use is stale from now on */
+        old->next_ended = r->free_first;
+        r->free_first = old;
+        r->nfree++;
+    }
+}
+
+/* An entry for a new thread: a free one, or a new one.  Under the lock. */
+static struct np_entry *take_entry(struct np_record *r)
+{
+    if (r->free_first != NULL) {
+        struct np_entry *e = r->free_first;
+        r->free_first = e->next_ended;
+        r->nfree--;
         return e;
     }
-    if (r->n == r->nchunks * NP_RECORD_CHUNK) {
+    if (r->n == r->nchunks * CHUNK) {
         struct np_entry **chunks = realloc(r->chunks, (size_t)(r->nchunks + 1) * sizeof *chunks);
         if (chunks == NULL)
             return NULL;
         r->chunks = chunks;
-        if ((chunks[r->nchunks] = calloc(NP_RECORD_CHUNK, sizeof **chunks)) == NULL)
+        if ((chunks[r->nchunks] = calloc(CHUNK, sizeof **chunks)) == NULL)
             return NULL;
         r->nchunks++;
     }
@@ -170,7 +217,7 @@ struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
                             enum np_outcome outcome, bool take_slot)
 {
     int live, slot;
-    return np_record_add_live(r, name, tid, outcome, take_slot, "start", &live, &slot);
+    return np_record_add_live(r, name, tid, outcome, take_slot, NP_HOW_START, &live, &slot);
 }
 
 int np_record_live(struct np_record *r)
@@ -182,10 +229,11 @@ int np_record_live(struct np_record *r)
 }
 
 struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
-                                 enum np_outcome outcome, bool take_slot, const char *how,
+                                 enum np_outcome outcome, bool take_slot, enum np_how how,
                                  int *live, int *slot)
 {
     struct np_ref ref = {NULL, 0};
+    char *drop = NULL;
     *slot = -1;
     char *copy = strdup(name);
     if (copy == NULL) {
@@ -197,7 +245,7 @@ struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t ti
      * thread is gone (its ThreadEnd was not seen). */
     for (struct np_entry *o = r->by_tid[bucket(tid)]; o != NULL; o = o->next_live)
         if (o->tid == tid) {
-            end_locked(r, o);
+            end_locked(r, o, &drop);
             break;
         }
     struct np_entry *e = take_entry(r);
@@ -220,6 +268,7 @@ struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t ti
     *live = r->total.live;
     pthread_mutex_unlock(&r->lock);
     free(copy);
+    free(drop);
     return ref;
 }
 
@@ -254,14 +303,16 @@ int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcom
 
 void np_record_end(struct np_record *r, struct np_ref ref)
 {
+    char *drop = NULL;
     pthread_mutex_lock(&r->lock);
     if (current(ref))
-        end_locked(r, ref.e);
+        end_locked(r, ref.e, &drop);
     pthread_mutex_unlock(&r->lock);
+    free(drop);
 }
 
 int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
-                     enum np_outcome outcome, bool take_slot, const char *how)
+                     enum np_outcome outcome, bool take_slot, enum np_how how)
 {
     char *copy = strdup(name);
     if (copy == NULL)
@@ -302,6 +353,22 @@ void np_record_slot_live(struct np_record *r, int *out)
     pthread_mutex_unlock(&r->lock);
 }
 
+void np_record_slot_used(struct np_record *r, int *out)
+{
+    pthread_mutex_lock(&r->lock);
+    memcpy(out, r->slot_used, (size_t)r->nslots * sizeof *out);
+    pthread_mutex_unlock(&r->lock);
+}
+
+void np_record_stats(struct np_record *r, struct np_record_stats *st)
+{
+    pthread_mutex_lock(&r->lock);
+    st->held = r->n - r->nfree;
+    st->ended = r->nended;
+    st->added = r->seq;
+    pthread_mutex_unlock(&r->lock);
+}
+
 static int by_seq(const void *a, const void *b)
 {
     unsigned long x = (*(struct np_entry *const *)a)->seq, y = (*(struct np_entry *const *)b)->seq;
@@ -312,14 +379,19 @@ void np_record_each(struct np_record *r, void (*fn)(const struct np_entry *, voi
 {
     pthread_mutex_lock(&r->lock);
     struct np_entry **order = malloc((size_t)(r->n > 0 ? r->n : 1) * sizeof *order);
-    for (int i = 0; i < r->n; i++)
+    int held = 0;
+    for (int i = 0; i < r->n; i++) {
+        struct np_entry *e = entry_at(r, i);
+        if (e->name == NULL)
+            continue; /* free */
         if (order != NULL)
-            order[i] = entry_at(r, i);
+            order[held++] = e;
         else
-            fn(entry_at(r, i), arg); /* out of memory: storage order */
+            fn(e, arg); /* out of memory: storage order */
+    }
     if (order != NULL) {
-        qsort(order, (size_t)r->n, sizeof *order, by_seq);
-        for (int i = 0; i < r->n; i++)
+        qsort(order, (size_t)held, sizeof *order, by_seq);
+        for (int i = 0; i < held; i++)
             fn(order[i], arg);
         free(order);
     }

@@ -11,15 +11,23 @@
  * an entry may be reused for another thread once its own has ended.  An
  * np_ref names an entry in one use (its generation): every call taking a
  * ref does nothing and fails when the entry has been reused since.  All
- * fields are read and written under the record's lock.  It also counts
- * live placed threads per slot (a core or hardware thread under
- * cpus=core|pu) to pick the least-loaded one. */
+ * fields are read and written under the record's lock, which is the
+ * record's own: the record is opaque, read and changed only through these
+ * functions.  It also counts live placed threads per slot (a core or
+ * hardware thread under cpus=core|pu) to pick the least-loaded one. */
 #ifndef NP_RECORD_H
 #define NP_RECORD_H
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
+
+/* How numapin saw a thread: on the thread itself at its start, or from
+ * another thread, at a late attach or by the periodic rescan. */
+enum np_how { NP_HOW_START, NP_HOW_ATTACH, NP_HOW_RESCAN };
+
+/* "start", "attach", "rescan": as the log and the report show it. */
+const char *np_how_name(enum np_how how);
 
 enum np_outcome {
     NP_SKIPPED,       /* name matched no pattern */
@@ -34,7 +42,7 @@ struct np_entry {
     enum np_outcome outcome;
     int slot;          /* index into the group's slots; -1 when none */
     bool live;         /* between ThreadStart and ThreadEnd */
-    const char *how;   /* "start" (ThreadStart), "attach" or "rescan" (placed from outside) */
+    enum np_how how;
     int cpu_errno;
     int mem_errno;
     bool cpu_ok;       /* CPUs read back as placed */
@@ -56,27 +64,21 @@ struct np_counts {
     int placed, would_place, skipped, failed, mem_failed, live;
 };
 
-#define NP_RECORD_CHUNK 1024
-#define NP_RECORD_BUCKETS 4096
+/* Ended entries kept (for the report) before their entries are reused. */
 #define NP_RECORD_KEEP_ENDED 1024
 
-struct np_record {
-    pthread_mutex_t lock;
-    struct np_entry **chunks;
-    int nchunks;
-    int n;              /* entries allocated: live, or ended and kept */
-    unsigned long seq;  /* entries ever added */
-    struct np_entry *ended_first, *ended_last;
-    int nended;
-    int keep_ended;     /* ended entries kept before reuse (NP_RECORD_KEEP_ENDED) */
-    struct np_counts total;
-    int nslots;
-    int *slot_live;     /* live placed threads per slot */
-    int *slot_used;     /* threads ever placed per slot */
-    struct np_entry *by_tid[NP_RECORD_BUCKETS]; /* live entries by tid */
+struct np_record;
+
+/* Sizes, for tests and the stress test. */
+struct np_record_stats {
+    int held;              /* entries in use: live, or ended and kept */
+    int ended;             /* ended entries kept */
+    unsigned long added;   /* entries ever added */
 };
 
-int np_record_init(struct np_record *r, int nslots);
+/* A record for `nslots` slots, keeping `keep_ended` ended entries
+ * (NP_RECORD_KEEP_ENDED in the agent).  NULL when memory runs out. */
+struct np_record *np_record_create(int nslots, int keep_ended);
 void np_record_destroy(struct np_record *r);
 
 /* Adds an entry for thread `tid` named `name`.  With take_slot, also picks
@@ -85,11 +87,11 @@ void np_record_destroy(struct np_record *r);
 struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
                             enum np_outcome outcome, bool take_slot);
 
-/* Like np_record_add (which records how "start"), saying how numapin saw
- * the thread (a static string), and also returning the live count
- * including the new entry in *live and its slot (or -1) in *slot. */
+/* Like np_record_add (which records NP_HOW_START), saying how numapin saw
+ * the thread, and also returning the live count including the new entry
+ * in *live and its slot (or -1) in *slot. */
 struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
-                                 enum np_outcome outcome, bool take_slot, const char *how,
+                                 enum np_outcome outcome, bool take_slot, enum np_how how,
                                  int *live, int *slot);
 
 /* Live threads placed (or, in a dry run, that would be). */
@@ -111,10 +113,12 @@ int np_record_copy(struct np_record *r, struct np_ref ref, struct np_entry *out)
  * after a rename).  Returns 0, or -1 when the entry has ended or was reused, or
  * memory ran out. */
 int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
-                     enum np_outcome outcome, bool take_slot, const char *how);
+                     enum np_outcome outcome, bool take_slot, enum np_how how);
 
-/* The thread ended: it no longer counts in its slot, and its entry may be
- * reused.  Ending twice, or a reused entry, changes nothing. */
+/* The thread ended: it no longer counts in its slot, and its entry is kept
+ * among the most recent ended ones; the oldest ended entry beyond those
+ * kept is freed for reuse.  Ending twice, or a reused entry, changes
+ * nothing. */
 void np_record_end(struct np_record *r, struct np_ref ref);
 
 /* The totals (every thread ever recorded) and the live count. */
@@ -122,6 +126,12 @@ void np_record_counts(struct np_record *r, struct np_counts *c);
 
 /* Copies the live count of each slot into out[0..nslots). */
 void np_record_slot_live(struct np_record *r, int *out);
+
+/* Copies the count of threads ever placed in each slot into
+ * out[0..nslots). */
+void np_record_slot_used(struct np_record *r, int *out);
+
+void np_record_stats(struct np_record *r, struct np_record_stats *st);
 
 /* Calls fn on every entry held (live threads, and the most recently ended
  * ones), in the order they were added, under the lock. */

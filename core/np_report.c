@@ -1,7 +1,6 @@
 #define _GNU_SOURCE
 #include "np_report.h"
 
-#include <string.h>
 #include <unistd.h>
 
 #include "np_json.h"
@@ -18,17 +17,6 @@ static const char *outcome_name(enum np_outcome o)
     return "unknown";
 }
 
-/* A string field, or null. */
-static void field(FILE *out, const char *key, const char *value, const char *sep)
-{
-    fprintf(out, "\"%s\": ", key);
-    if (value != NULL)
-        np_json_string(out, value);
-    else
-        fputs("null", out);
-    fputs(sep, out);
-}
-
 /* An errno's name, or NULL for none (JSON null). */
 static const char *error_name(int e)
 {
@@ -36,64 +24,82 @@ static const char *error_name(int e)
 }
 
 struct listing {
-    struct np_agent *a;
-    FILE *out;
-    int n;
+    const struct np_report_plan *p;
+    struct np_json *j;
 };
 
 static void entry(const struct np_entry *e, void *arg)
 {
     struct listing *l = arg;
-    const struct np_agent *a = l->a;
-    FILE *out = l->out;
+    const struct np_report_plan *p = l->p;
+    struct np_json *j = l->j;
     bool placed = e->outcome == NP_PLACED || e->outcome == NP_WOULD_PLACE;
-    bool at_start = strcmp(e->how, "start") == 0;
-    const char *cpus = !placed ? NULL : e->slot >= 0 ? a->slot_cpus_str[e->slot] : a->place_cpus_str;
+    const char *cpus = !placed ? NULL
+                       : e->slot >= 0 && e->slot < p->nslots ? p->slot_cpus[e->slot]
+                       : p->cpus;
     /* The memory policy: set on the thread itself at its start; a thread
      * placed from outside keeps its own. */
     const char *mem = !placed ? NULL
-                      : !at_start ? "unchanged"
+                      : e->how != NP_HOW_START ? "unchanged"
                       : e->outcome == NP_PLACED && !e->mem_ok ? NULL
-                      : a->mem_str;
-    fprintf(out, "%s\n    {", l->n++ > 0 ? "," : "");
-    field(out, "name", e->name, ", ");
-    fprintf(out, "\"tid\": %d, \"seq\": %lu, ", (int)e->tid, e->seq);
-    field(out, "outcome", outcome_name(e->outcome), ", ");
-    field(out, "how", e->how, ", ");
-    fprintf(out, "\"live\": %s, ", e->live ? "true" : "false");
-    field(out, "cpus", cpus, ", ");
-    field(out, "mem", mem, ", ");
+                      : p->mem;
+    np_json_open(j, NULL, '{', false);
+    np_json_str(j, "name", e->name);
+    np_json_int(j, "tid", e->tid);
+    np_json_int(j, "seq", (long long)e->seq);
+    np_json_str(j, "outcome", outcome_name(e->outcome));
+    np_json_str(j, "how", np_how_name(e->how));
+    np_json_bool(j, "live", e->live);
+    np_json_str(j, "cpus", cpus);
+    np_json_str(j, "mem", mem);
     if (e->outcome == NP_PLACED)
-        fprintf(out, "\"verified\": %s, ", e->cpu_ok && e->mem_ok ? "true" : "false");
+        np_json_bool(j, "verified", e->cpu_ok && e->mem_ok);
     else
-        fputs("\"verified\": null, ", out);
-    field(out, "cpu_error", error_name(e->cpu_errno), ", ");
-    field(out, "mem_error", error_name(e->mem_errno), "}");
+        np_json_null(j, "verified");
+    np_json_str(j, "cpu_error", error_name(e->cpu_errno));
+    np_json_str(j, "mem_error", error_name(e->mem_errno));
+    np_json_close(j);
 }
 
-void np_report_json(struct np_agent *a, FILE *out)
+void np_report_json(const struct np_report_plan *p, struct np_record *r, int keep_ended,
+                    FILE *out)
 {
     char kind[32];
     struct np_counts c;
-    np_record_counts(&a->record, &c);
-    fprintf(out, "{\n  \"numapin\": %d,\n  \"pid\": %d,\n", NP_REPORT_VERSION, (int)getpid());
-    fprintf(out, "  \"plan\": {\"group\": %d, \"groups\": %d, ", a->opt.group, a->opt.groups);
-    field(out, "domain", np_domain_name(a->opt.domain), ", ");
-    field(out, "node", a->node_list, ", ");
-    fprintf(out, "\"slice\": %d, \"slices\": %d, ", a->mine->slice + 1, a->mine->nslices);
-    field(out, "cpus", a->place_cpus_str, ", ");
-    field(out, "cpus_mode", np_cpus_mode_name(a->opt.cpus), ", ");
-    field(out, "cpukind", np_cpukind_name(a->opt.cpukind, kind, sizeof kind), ", ");
-    fprintf(out, "\"slots\": %d, ", a->nslots);
-    field(out, "mem", a->mem_str, ", ");
-    field(out, "threads", a->opt.threads.text, ", ");
-    field(out, "scope", np_scope_name(a->opt.scope), ", ");
-    fprintf(out, "\"dryrun\": %s},\n", a->opt.dryrun ? "true" : "false");
-    fprintf(out, "  \"totals\": {\"placed\": %d, \"would_place\": %d, \"skipped\": %d, \"failed\": %d, "
-                 "\"mem_failed\": %d, \"live\": %d},\n",
-            c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, c.live);
-    fprintf(out, "  \"ended_kept\": %d,\n  \"threads\": [", a->record.keep_ended);
-    struct listing l = {a, out, 0};
-    np_record_each(&a->record, entry, &l);
-    fputs(l.n > 0 ? "\n  ]\n}\n" : "]\n}\n", out);
+    struct np_json j;
+    np_record_counts(r, &c);
+    np_json_start(&j, out);
+    np_json_open(&j, NULL, '{', true);
+    np_json_int(&j, "numapin", NP_REPORT_VERSION);
+    np_json_int(&j, "pid", getpid());
+    np_json_open(&j, "plan", '{', false);
+    np_json_int(&j, "group", p->group);
+    np_json_int(&j, "groups", p->groups);
+    np_json_str(&j, "domain", np_domain_name(p->domain));
+    np_json_str(&j, "node", p->node);
+    np_json_int(&j, "slice", p->slice);
+    np_json_int(&j, "slices", p->slices);
+    np_json_str(&j, "cpus", p->cpus);
+    np_json_str(&j, "cpus_mode", np_cpus_mode_name(p->cpus_mode));
+    np_json_str(&j, "cpukind", np_cpukind_name(p->cpukind, kind, sizeof kind));
+    np_json_int(&j, "slots", p->nslots);
+    np_json_str(&j, "mem", p->mem);
+    np_json_str(&j, "threads", p->threads);
+    np_json_str(&j, "scope", np_scope_name(p->scope));
+    np_json_bool(&j, "dryrun", p->dryrun);
+    np_json_close(&j);
+    np_json_open(&j, "totals", '{', false);
+    np_json_int(&j, "placed", c.placed);
+    np_json_int(&j, "would_place", c.would_place);
+    np_json_int(&j, "skipped", c.skipped);
+    np_json_int(&j, "failed", c.failed);
+    np_json_int(&j, "mem_failed", c.mem_failed);
+    np_json_int(&j, "live", c.live);
+    np_json_close(&j);
+    np_json_int(&j, "ended_kept", keep_ended);
+    np_json_open(&j, "threads", '[', true);
+    struct listing l = {p, &j};
+    np_record_each(r, entry, &l);
+    np_json_close(&j);
+    np_json_close(&j);
 }

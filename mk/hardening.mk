@@ -1,4 +1,4 @@
-# Hardening (issue 7): sanitizers, fuzzing, stress, safe files.
+# Hardening: sanitizers, fuzzing, stress, safe files.
 #
 #   make test-asan   what build/libnumapin.so imports (check_imports.sh); an
 #                    ASan+UBSan build (gcc) of the agent, the CLI and the

@@ -1,4 +1,4 @@
-# Lifecycle tests (issue 5): the JVM tests of tests/jvm (LifecycleTest,
+# Lifecycle tests: the JVM tests of tests/jvm (LifecycleTest,
 # AttachTest, AutoGroupTest, HostileTest) run inside `make test-java`; the
 # QEMU scenarios inside `make test-numa`.  This adds what they need:
 #
@@ -12,7 +12,7 @@
 #    the "JVMTI floor": ThreadStart/ThreadEnd and GetThreadInfo, nothing
 #    else), which run.sh finds next to the agent or takes from --floor.
 
-$(B)/tools/seccomp-deny: tests/jvm/tools/seccomp-deny.c mk/lifecycle.mk
+$(B)/tools/seccomp-deny: tests/jvm/tools/seccomp-deny.c tests/jvm/tools/seccomp_filter.h mk/lifecycle.mk
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -o $@ $<
 

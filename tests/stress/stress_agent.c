@@ -142,7 +142,7 @@ static void *rescan_main(void *arg)
                 snprintf(name, sizeof name, "ForkJoinPool-renamed-worker-%d", i);
             else
                 worker_name(name, sizeof name, 0, i);
-            np_agent_seen(r->agent, name, tid, "rescan");
+            np_agent_seen(r->agent, name, tid, NP_HOW_RESCAN);
             done[i] = true;
             left--;
         }
@@ -265,7 +265,7 @@ static void run_config(const struct config *cfg, int nthreads, int rounds, const
         /* Everyone has started and been seen: the live counts per slot
          * are the placed threads spread over the slots, at most one apart. */
         int *live = calloc((size_t)a->nslots, sizeof *live);
-        np_record_slot_live(&a->record, live);
+        np_record_slot_live(a->record, live);
         int sum = 0, lo = 1 << 30, hi = 0;
         for (int s = 0; s < a->nslots; s++) {
             sum += live[s];
@@ -281,8 +281,8 @@ static void run_config(const struct config *cfg, int nthreads, int rounds, const
             CHECK(hi - lo <= 1, "round %d of '%s': slot live counts %d..%d differ by more than one",
                   round_no, cfg->options, lo, hi);
         }
-        CHECK(np_record_live(&a->record) == placed_now, "round %d of '%s': record live %d, expected %d",
-              round_no, cfg->options, np_record_live(&a->record), placed_now);
+        CHECK(np_record_live(a->record) == placed_now, "round %d of '%s': record live %d, expected %d",
+              round_no, cfg->options, np_record_live(a->record), placed_now);
         free(live);
         pthread_barrier_wait(&r.end);
         for (int i = 0; i < created; i++)
@@ -298,7 +298,7 @@ static void run_config(const struct config *cfg, int nthreads, int rounds, const
     }
 
     struct np_counts c;
-    np_record_counts(&a->record, &c);
+    np_record_counts(a->record, &c);
     int placed = matching + renames;
     int got_placed = cfg->dryrun ? c.would_place : c.placed;
     CHECK(got_placed == placed, "'%s': %s=%d, expected %d", cfg->options,
@@ -313,23 +313,25 @@ static void run_config(const struct config *cfg, int nthreads, int rounds, const
     CHECK(c.mem_failed == mem_failed, "'%s': mem_failed=%d, expected %d", cfg->options, c.mem_failed,
           mem_failed);
     CHECK(c.live == 0, "'%s': %d threads still live after every ThreadEnd", cfg->options, c.live);
-    CHECK(np_record_live(&a->record) == 0, "'%s': record live %d", cfg->options,
-          np_record_live(&a->record));
+    CHECK(np_record_live(a->record) == 0, "'%s': record live %d", cfg->options,
+          np_record_live(a->record));
     int *live = calloc((size_t)a->nslots, sizeof *live);
-    np_record_slot_live(&a->record, live);
+    np_record_slot_live(a->record, live);
     for (int s = 0; s < a->nslots; s++)
         CHECK(live[s] == 0, "'%s': slot %d has %d live threads after every ThreadEnd", cfg->options,
               s, live[s]);
     free(live);
     /* Ended threads' entries were reused: the record holds at most the
      * threads alive at once and the ended ones it keeps. */
-    CHECK(a->record.seq == (unsigned long)rounds * (unsigned long)nthreads,
+    struct np_record_stats rs;
+    np_record_stats(a->record, &rs);
+    CHECK(rs.added == (unsigned long)rounds * (unsigned long)nthreads,
           "'%s': %lu entries added, expected one per thread started (%d)", cfg->options,
-          a->record.seq, rounds * nthreads);
-    CHECK(a->record.n <= nthreads + a->record.keep_ended + 1,
-          "'%s': the record holds %d entries after %d threads, %d at most alive at once",
-          cfg->options, a->record.n, rounds * nthreads, nthreads);
-    held = a->record.n;
+          rs.added, rounds * nthreads);
+    CHECK(rs.held <= NP_RECORD_KEEP_ENDED,
+          "'%s': the record holds %d entries after %d threads ended, %d at most kept",
+          cfg->options, rs.held, rounds * nthreads, NP_RECORD_KEEP_ENDED);
+    held = rs.held;
     np_agent_summary(a);
     np_agent_destroy(a);
 
@@ -387,13 +389,13 @@ static void foreign_tids(const char *dir)
     CHECK(sched_getaffinity(child, sizeof before, &before) == 0, "sched_getaffinity(child)");
     const pid_t tids[] = {child, 1, 0, -1, -child, 4194304 + 7, 2147483647};
     for (size_t i = 0; i < sizeof tids / sizeof *tids; i++) {
-        np_agent_seen(a, "ForkJoinPool-1-worker-1", tids[i], "rescan");
-        np_agent_seen(a, "Worker", tids[i], "attach");
+        np_agent_seen(a, "ForkJoinPool-1-worker-1", tids[i], NP_HOW_RESCAN);
+        np_agent_seen(a, "Worker", tids[i], NP_HOW_ATTACH);
     }
     CHECK(sched_getaffinity(child, sizeof after, &after) == 0 && CPU_EQUAL(&before, &after),
           "another process's CPU binding was changed");
     struct np_counts c;
-    np_record_counts(&a->record, &c);
+    np_record_counts(a->record, &c);
     CHECK(c.placed == 0 && c.would_place == 0 && c.skipped == 0 && c.failed == 0,
           "threads of no process of ours were recorded: placed=%d skipped=%d failed=%d", c.placed,
           c.skipped, c.failed);

@@ -16,100 +16,114 @@ static void expect_live(struct np_record *r, const int *want, int n)
         ck_assert_msg(got[i] == want[i], "slot %d has %d live threads, want %d", i, got[i], want[i]);
 }
 
+static void expect_used(struct np_record *r, const int *want, int n)
+{
+    int got[16];
+    np_record_slot_used(r, got);
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(got[i] == want[i], "slot %d was used %d times, want %d", i, got[i], want[i]);
+}
+
+static struct np_record_stats stats(struct np_record *r)
+{
+    struct np_record_stats st;
+    np_record_stats(r, &st);
+    return st;
+}
+
 START_TEST(least_loaded)
 {
-    struct np_record r;
-    ck_assert_int_eq(np_record_init(&r, 3), 0);
-    struct np_ref a = np_record_add(&r, "a", 101, NP_PLACED, true);
-    struct np_ref b = np_record_add(&r, "b", 102, NP_PLACED, true);
-    struct np_ref c = np_record_add(&r, "c", 103, NP_PLACED, true);
-    struct np_ref d = np_record_add(&r, "d", 104, NP_PLACED, true);
+    struct np_record *r = np_record_create(3, NP_RECORD_KEEP_ENDED);
+    ck_assert_ptr_nonnull(r);
+    struct np_ref a = np_record_add(r, "a", 101, NP_PLACED, true);
+    struct np_ref b = np_record_add(r, "b", 102, NP_PLACED, true);
+    struct np_ref c = np_record_add(r, "c", 103, NP_PLACED, true);
+    struct np_ref d = np_record_add(r, "d", 104, NP_PLACED, true);
     ck_assert(a.e && b.e && c.e && d.e);
     ck_assert_int_eq(a.e->slot, 0);
     ck_assert_int_eq(b.e->slot, 1);
     ck_assert_int_eq(c.e->slot, 2);
     ck_assert_int_eq(d.e->slot, 0); /* all tied at one: lowest index */
-    expect_live(&r, (int[]){2, 1, 1}, 3);
-    np_record_end(&r, b);
-    expect_live(&r, (int[]){2, 0, 1}, 3);
+    expect_live(r, (int[]){2, 1, 1}, 3);
+    np_record_end(r, b);
+    expect_live(r, (int[]){2, 0, 1}, 3);
     ck_assert(!b.e->live);
-    struct np_ref e = np_record_add(&r, "e", 105, NP_PLACED, true);
+    struct np_ref e = np_record_add(r, "e", 105, NP_PLACED, true);
     ck_assert_int_eq(e.e->slot, 1); /* the freed slot */
-    struct np_ref f = np_record_add(&r, "f", 106, NP_PLACED, true);
+    struct np_ref f = np_record_add(r, "f", 106, NP_PLACED, true);
     ck_assert_int_eq(f.e->slot, 1); /* tie between 1 and 2: lowest */
-    expect_live(&r, (int[]){2, 2, 1}, 3);
-    struct np_ref g = np_record_add(&r, "g", 107, NP_PLACED, true);
+    expect_live(r, (int[]){2, 2, 1}, 3);
+    struct np_ref g = np_record_add(r, "g", 107, NP_PLACED, true);
     ck_assert_int_eq(g.e->slot, 2);
     /* Ending twice counts once. */
-    np_record_end(&r, a);
-    np_record_end(&r, a);
-    expect_live(&r, (int[]){1, 2, 2}, 3);
-    ck_assert_int_eq(r.slot_used[0], 2);
-    ck_assert_int_eq(r.slot_used[1], 3);
-    ck_assert_int_eq(r.slot_used[2], 2);
-    np_record_destroy(&r);
+    np_record_end(r, a);
+    np_record_end(r, a);
+    expect_live(r, (int[]){1, 2, 2}, 3);
+    expect_used(r, (int[]){2, 3, 2}, 3);
+    np_record_destroy(r);
 }
 END_TEST
 
 START_TEST(no_slot)
 {
-    struct np_record r;
-    ck_assert_int_eq(np_record_init(&r, 2), 0);
-    struct np_ref s = np_record_add(&r, "main", 1, NP_SKIPPED, false);
+    struct np_record *r = np_record_create(2, NP_RECORD_KEEP_ENDED);
+    ck_assert_ptr_nonnull(r);
+    struct np_ref s = np_record_add(r, "main", 1, NP_SKIPPED, false);
     ck_assert_ptr_nonnull(s.e);
     ck_assert_int_eq(s.e->slot, -1);
     ck_assert(s.e->live);
     ck_assert_str_eq(s.e->name, "main");
     ck_assert_int_eq(s.e->tid, 1);
-    expect_live(&r, (int[]){0, 0}, 2);
-    np_record_end(&r, s);
-    expect_live(&r, (int[]){0, 0}, 2);
-    np_record_destroy(&r);
+    expect_live(r, (int[]){0, 0}, 2);
+    np_record_end(r, s);
+    expect_live(r, (int[]){0, 0}, 2);
+    np_record_destroy(r);
     /* No slots at all: take_slot gives none. */
-    ck_assert_int_eq(np_record_init(&r, 0), 0);
-    s = np_record_add(&r, "x", 2, NP_PLACED, true);
+    r = np_record_create(0, NP_RECORD_KEEP_ENDED);
+    ck_assert_ptr_nonnull(r);
+    s = np_record_add(r, "x", 2, NP_PLACED, true);
     ck_assert_int_eq(s.e->slot, -1);
-    np_record_destroy(&r);
+    np_record_destroy(r);
 }
 END_TEST
 
 START_TEST(failed_frees_slot)
 {
-    struct np_record r;
-    ck_assert_int_eq(np_record_init(&r, 2), 0);
-    struct np_ref a = np_record_add(&r, "a", 1, NP_PLACED, true);
+    struct np_record *r = np_record_create(2, NP_RECORD_KEEP_ENDED);
+    ck_assert_ptr_nonnull(r);
+    struct np_ref a = np_record_add(r, "a", 1, NP_PLACED, true);
     ck_assert_int_eq(a.e->slot, 0);
-    np_record_set(&r, a, NP_FAILED, 22, 0, false, false);
+    np_record_set(r, a, NP_FAILED, 22, 0, false, false);
     ck_assert_int_eq(a.e->slot, -1);
     ck_assert_int_eq(a.e->cpu_errno, 22);
-    expect_live(&r, (int[]){0, 0}, 2);
-    ck_assert_int_eq(r.slot_used[0], 0);
-    struct np_ref b = np_record_add(&r, "b", 2, NP_PLACED, true);
+    expect_live(r, (int[]){0, 0}, 2);
+    expect_used(r, (int[]){0, 0}, 2);
+    struct np_ref b = np_record_add(r, "b", 2, NP_PLACED, true);
     ck_assert_int_eq(b.e->slot, 0);
-    np_record_end(&r, a); /* no slot: nothing to release */
-    expect_live(&r, (int[]){1, 0}, 2);
-    np_record_destroy(&r);
+    np_record_end(r, a); /* no slot: nothing to release */
+    expect_live(r, (int[]){1, 0}, 2);
+    np_record_destroy(r);
 }
 END_TEST
 
 START_TEST(counts)
 {
-    struct np_record r;
-    ck_assert_int_eq(np_record_init(&r, 4), 0);
-    struct np_ref p1 = np_record_add(&r, "p1", 1, NP_PLACED, true);
-    struct np_ref p2 = np_record_add(&r, "p2", 2, NP_PLACED, true);
-    struct np_ref p3 = np_record_add(&r, "p3", 3, NP_PLACED, true);
-    np_record_add(&r, "s1", 4, NP_SKIPPED, false);
-    np_record_add(&r, "s2", 5, NP_SKIPPED, false);
-    np_record_add(&r, "w1", 6, NP_WOULD_PLACE, false);
-    struct np_ref f1 = np_record_add(&r, "f1", 7, NP_PLACED, true);
-    np_record_set(&r, p2, NP_PLACED, 0, 22, true, false);   /* memory failed */
-    np_record_set(&r, p3, NP_PLACED, 0, 0, true, true);
-    np_record_set(&r, f1, NP_FAILED, 1, 0, false, false);
-    np_record_end(&r, p1);
-    np_record_end(&r, f1);
+    struct np_record *r = np_record_create(4, NP_RECORD_KEEP_ENDED);
+    ck_assert_ptr_nonnull(r);
+    struct np_ref p1 = np_record_add(r, "p1", 1, NP_PLACED, true);
+    struct np_ref p2 = np_record_add(r, "p2", 2, NP_PLACED, true);
+    struct np_ref p3 = np_record_add(r, "p3", 3, NP_PLACED, true);
+    np_record_add(r, "s1", 4, NP_SKIPPED, false);
+    np_record_add(r, "s2", 5, NP_SKIPPED, false);
+    np_record_add(r, "w1", 6, NP_WOULD_PLACE, false);
+    struct np_ref f1 = np_record_add(r, "f1", 7, NP_PLACED, true);
+    np_record_set(r, p2, NP_PLACED, 0, 22, true, false);   /* memory failed */
+    np_record_set(r, p3, NP_PLACED, 0, 0, true, true);
+    np_record_set(r, f1, NP_FAILED, 1, 0, false, false);
+    np_record_end(r, p1);
+    np_record_end(r, f1);
     struct np_counts c;
-    np_record_counts(&r, &c);
+    np_record_counts(r, &c);
     ck_assert_int_eq(c.placed, 3);
     ck_assert_int_eq(c.would_place, 1);
     ck_assert_int_eq(c.skipped, 2);
@@ -117,7 +131,7 @@ START_TEST(counts)
     ck_assert_int_eq(c.mem_failed, 1);
     /* live: p2, p3 and w1 (p1 and f1 ended, skipped ones never count) */
     ck_assert_int_eq(c.live, 3);
-    np_record_destroy(&r);
+    np_record_destroy(r);
 }
 END_TEST
 
@@ -135,26 +149,26 @@ static void each_fn(const struct np_entry *e, void *arg)
 
 START_TEST(each_in_order_and_stable)
 {
-    struct np_record r;
-    ck_assert_int_eq(np_record_init(&r, 1), 0);
+    struct np_record *r = np_record_create(1, NP_RECORD_KEEP_ENDED);
+    ck_assert_ptr_nonnull(r);
     char name[32];
     snprintf(name, sizeof name, "A");
-    struct np_ref first = np_record_add(&r, name, 1, NP_PLACED, false);
+    struct np_ref first = np_record_add(r, name, 1, NP_PLACED, false);
     name[0] = 'Z'; /* the record keeps its own copy */
-    np_record_add(&r, "B", 2, NP_SKIPPED, false);
-    np_record_add(&r, "C", 3, NP_SKIPPED, false);
+    np_record_add(r, "B", 2, NP_SKIPPED, false);
+    np_record_add(r, "C", 3, NP_SKIPPED, false);
     struct each_state st = {"", 0};
-    np_record_each(&r, each_fn, &st);
+    np_record_each(r, each_fn, &st);
     ck_assert_str_eq(st.names, "ABC");
     ck_assert_int_eq(st.n, 3);
-    /* Many more entries than one chunk: the first pointer stays valid. */
-    for (int i = 0; i < 3 * NP_RECORD_CHUNK; i++)
-        ck_assert_ptr_nonnull(np_record_add(&r, "many", i, NP_SKIPPED, false).e);
+    /* Many more entries than the record allocates at once: the first
+     * pointer stays valid. */
+    for (int i = 0; i < 3000; i++)
+        ck_assert_ptr_nonnull(np_record_add(r, "many", i + 10, NP_SKIPPED, false).e);
     ck_assert_str_eq(first.e->name, "A");
     ck_assert_int_eq(first.e->tid, 1);
-    ck_assert_int_eq(r.n, 3 + 3 * NP_RECORD_CHUNK);
-    ck_assert_int_eq(r.nchunks, 4);
-    np_record_destroy(&r);
+    ck_assert_int_eq(stats(r).held, 3 + 3000);
+    np_record_destroy(r);
 }
 END_TEST
 
@@ -162,6 +176,26 @@ END_TEST
 #define PER_THREAD 1000
 #define SLOTS 5
 #define HOLD 8 /* more than SLOTS: every batch uses every slot */
+
+struct seen_state {
+    char *tids;
+    int n;
+};
+
+static void seen_once(const struct np_entry *e, void *arg)
+{
+    struct seen_state *st = arg;
+    ck_assert_int_ge(e->tid, 0);
+    ck_assert_int_lt(e->tid, THREADS * PER_THREAD);
+    char want[32];
+    snprintf(want, sizeof want, "t%d-%d", e->tid / PER_THREAD, e->tid % PER_THREAD);
+    ck_assert_str_eq(e->name, want);
+    ck_assert(!st->tids[e->tid]);
+    st->tids[e->tid] = 1;
+    ck_assert(!e->live);
+    st->n++;
+}
+
 
 struct worker {
     struct np_record *r;
@@ -191,12 +225,12 @@ static void *worker(void *arg)
 
 START_TEST(concurrent)
 {
-    struct np_record r;
-    ck_assert_int_eq(np_record_init(&r, SLOTS), 0);
+    struct np_record *r = np_record_create(SLOTS, NP_RECORD_KEEP_ENDED);
+    ck_assert_ptr_nonnull(r);
     pthread_t th[THREADS];
     struct worker w[THREADS];
     for (int i = 0; i < THREADS; i++) {
-        w[i] = (struct worker){&r, i, 0};
+        w[i] = (struct worker){r, i, 0};
         ck_assert_int_eq(pthread_create(&th[i], NULL, worker, &w[i]), 0);
     }
     for (int i = 0; i < THREADS; i++) {
@@ -204,37 +238,34 @@ START_TEST(concurrent)
         ck_assert_int_eq(w[i].bad_slot, 0);
     }
     int live[SLOTS], used = 0;
-    np_record_slot_live(&r, live);
+    np_record_slot_live(r, live);
     for (int s = 0; s < SLOTS; s++) {
         ck_assert_msg(live[s] == 0, "slot %d still has %d live threads", s, live[s]);
-        ck_assert_int_gt(r.slot_used[s], 0);
-        used += r.slot_used[s];
+    }
+    int slot_used[SLOTS];
+    np_record_slot_used(r, slot_used);
+    for (int s = 0; s < SLOTS; s++) {
+        ck_assert_int_gt(slot_used[s], 0);
+        used += slot_used[s];
     }
     ck_assert_int_eq(used, THREADS * PER_THREAD);
     struct np_counts c;
-    np_record_counts(&r, &c);
+    np_record_counts(r, &c);
     ck_assert_int_eq(c.placed, THREADS * PER_THREAD);
     ck_assert_int_eq(c.live, 0);
     ck_assert_int_eq(c.skipped + c.failed + c.would_place + c.mem_failed, 0);
     /* Ended entries were reused: the record holds at most the threads
      * live at once (HOLD per worker) and the ended ones it keeps. */
-    ck_assert_int_le(r.n, THREADS * HOLD + r.keep_ended + 1);
-    ck_assert_int_eq(r.seq, THREADS * PER_THREAD);
+    struct np_record_stats st = stats(r);
+    ck_assert_int_le(st.held, NP_RECORD_KEEP_ENDED);
+    ck_assert_int_eq(st.ended, NP_RECORD_KEEP_ENDED);
+    ck_assert_uint_eq(st.added, THREADS * PER_THREAD);
     /* Each entry held has its own name and tid, once. */
-    char *seen = calloc(THREADS * PER_THREAD, 1);
-    for (int i = 0; i < r.n; i++) {
-        const struct np_entry *e = &r.chunks[i / NP_RECORD_CHUNK][i % NP_RECORD_CHUNK];
-        ck_assert_int_ge(e->tid, 0);
-        ck_assert_int_lt(e->tid, THREADS * PER_THREAD);
-        char want[32];
-        snprintf(want, sizeof want, "t%d-%d", e->tid / PER_THREAD, e->tid % PER_THREAD);
-        ck_assert_str_eq(e->name, want);
-        ck_assert(!seen[e->tid]);
-        seen[e->tid] = 1;
-        ck_assert(!e->live);
-    }
-    free(seen);
-    np_record_destroy(&r);
+    struct seen_state seen = {calloc(THREADS * PER_THREAD, 1), 0};
+    np_record_each(r, seen_once, &seen);
+    ck_assert_int_eq(seen.n, st.held);
+    free(seen.tids);
+    np_record_destroy(r);
 }
 END_TEST
 
@@ -242,112 +273,115 @@ END_TEST
  * the threads alive, and the totals still count every thread. */
 START_TEST(reuse_bounded)
 {
-    struct np_record r;
-    ck_assert_int_eq(np_record_init(&r, 2), 0);
-    r.keep_ended = 3;
+    struct np_record *r = np_record_create(2, 3);
+    ck_assert_ptr_nonnull(r);
     struct np_ref held[4];
     char name[32];
     for (int i = 0; i < 10000; i++) {
         snprintf(name, sizeof name, "worker-%d", i);
-        struct np_ref e = np_record_add(&r, name, 1000 + i, i % 3 ? NP_PLACED : NP_SKIPPED, true);
+        struct np_ref e = np_record_add(r, name, 1000 + i, i % 3 ? NP_PLACED : NP_SKIPPED, true);
         ck_assert_ptr_nonnull(e.e);
         ck_assert_str_eq(e.e->name, name);
         ck_assert_int_eq(e.e->tid, 1000 + i);
         ck_assert(e.e->live);
         if (i >= 4)
-            np_record_end(&r, held[i % 4]);
+            np_record_end(r, held[i % 4]);
         held[i % 4] = e;
     }
-    /* 4 live, 3 ended kept, and one ended since the last add. */
-    ck_assert_int_eq(r.n, 4 + 3 + 1);
-    ck_assert_int_eq(r.nended, 3 + 1);
+    /* 4 live and 3 ended kept: the entry ended last (after the last add)
+     * went straight to the free list. */
+    ck_assert_int_eq(stats(r).held, 4 + 3);
+    ck_assert_int_eq(stats(r).ended, 3);
     struct np_counts c;
-    np_record_counts(&r, &c);
+    np_record_counts(r, &c);
     ck_assert_int_eq(c.skipped, 3334);
     ck_assert_int_eq(c.placed, 6666);
     ck_assert_int_eq(c.live, 2); /* of the last 4, 9997 and 9998 (i % 3 != 0) */
     int live[2];
-    np_record_slot_live(&r, live);
+    np_record_slot_live(r, live);
     ck_assert_int_eq(live[0] + live[1], 4); /* take_slot: skipped entries took one too */
-    ck_assert_int_eq(r.slot_used[0] + r.slot_used[1], 10000);
-    np_record_destroy(&r);
+    int used[2];
+    np_record_slot_used(r, used);
+    ck_assert_int_eq(used[0] + used[1], 10000);
+    np_record_destroy(r);
 }
 END_TEST
 
 /* A ref to an entry reused for another thread changes nothing. */
 START_TEST(stale_ref)
 {
-    struct np_record r;
-    ck_assert_int_eq(np_record_init(&r, 2), 0);
-    r.keep_ended = 0;
-    struct np_ref old = np_record_add(&r, "renamed-later", 10, NP_SKIPPED, false);
+    struct np_record *r = np_record_create(2, 0);
+    ck_assert_ptr_nonnull(r);
+    struct np_ref old = np_record_add(r, "renamed-later", 10, NP_SKIPPED, false);
     ck_assert_ptr_nonnull(old.e);
-    struct np_ref found = np_record_find_live(&r, 10);
+    struct np_ref found = np_record_find_live(r, 10);
     ck_assert_ptr_eq(found.e, old.e);
     ck_assert_uint_eq(found.gen, old.gen);
-    np_record_end(&r, old);                        /* the thread ends... */
-    ck_assert_ptr_null(np_record_find_live(&r, 10).e);
-    struct np_ref now = np_record_add(&r, "other", 11, NP_PLACED, true); /* ...its entry is reused */
+    np_record_end(r, old);                        /* the thread ends... */
+    ck_assert_ptr_null(np_record_find_live(r, 10).e);
+    struct np_ref now = np_record_add(r, "other", 11, NP_PLACED, true); /* ...its entry is reused */
     ck_assert_ptr_eq(now.e, old.e);
     ck_assert_uint_eq(now.gen, old.gen + 1);
     /* A rescan holding the old ref renames, sets, copies, ends: refused. */
-    ck_assert_int_eq(np_record_rename(&r, found, "Match-1", NP_PLACED, true, "rescan"), -1);
-    ck_assert_int_eq(np_record_set(&r, found, NP_FAILED, 1, 0, false, false), -1);
+    ck_assert_int_eq(np_record_rename(r, found, "Match-1", NP_PLACED, true, NP_HOW_RESCAN), -1);
+    ck_assert_int_eq(np_record_set(r, found, NP_FAILED, 1, 0, false, false), -1);
     struct np_entry copy;
-    ck_assert_int_eq(np_record_copy(&r, found, &copy), -1);
-    np_record_end(&r, found);
+    ck_assert_int_eq(np_record_copy(r, found, &copy), -1);
+    np_record_end(r, found);
     ck_assert_str_eq(now.e->name, "other");
     ck_assert_int_eq(now.e->tid, 11);
     ck_assert_int_eq(now.e->outcome, NP_PLACED);
     ck_assert(now.e->live);
     ck_assert_int_eq(now.e->slot, 0);
-    expect_live(&r, (int[]){1, 0}, 2);
+    expect_live(r, (int[]){1, 0}, 2);
     struct np_counts c;
-    np_record_counts(&r, &c);
+    np_record_counts(r, &c);
     ck_assert_int_eq(c.skipped, 1);
     ck_assert_int_eq(c.placed, 1);
     ck_assert_int_eq(c.failed, 0);
     ck_assert_int_eq(c.live, 1);
-    ck_assert_int_eq(np_record_copy(&r, now, &copy), 0);
+    ck_assert_int_eq(np_record_copy(r, now, &copy), 0);
     ck_assert_int_eq(copy.tid, 11);
     ck_assert_ptr_null(copy.name);
-    /* An ended entry not reused yet is no longer renamed either. */
-    r.keep_ended = 5;
-    np_record_end(&r, now);
-    ck_assert_int_eq(np_record_rename(&r, now, "again", NP_PLACED, true, "rescan"), -1);
+    np_record_destroy(r);
+    /* An ended entry, kept, is no longer renamed either. */
+    r = np_record_create(2, 5);
+    ck_assert_ptr_nonnull(r);
+    now = np_record_add(r, "other", 11, NP_PLACED, true);
+    np_record_end(r, now);
+    ck_assert_int_eq(np_record_rename(r, now, "again", NP_PLACED, true, NP_HOW_RESCAN), -1);
     ck_assert_str_eq(now.e->name, "other");
-    np_record_destroy(&r);
+    np_record_destroy(r);
 }
 END_TEST
 
 /* The totals follow each entry's latest state, also once it is reused. */
 START_TEST(totals_follow_changes)
 {
-    struct np_record r;
-    ck_assert_int_eq(np_record_init(&r, 1), 0);
-    r.keep_ended = 0;
-    struct np_ref a = np_record_add(&r, "a", 1, NP_SKIPPED, false);
-    ck_assert_int_eq(np_record_rename(&r, a, "A", NP_PLACED, true, "rescan"), 0); /* renamed to match */
+    struct np_record *r = np_record_create(1, 0);
+    ck_assert_ptr_nonnull(r);
+    struct np_ref a = np_record_add(r, "a", 1, NP_SKIPPED, false);
+    ck_assert_int_eq(np_record_rename(r, a, "A", NP_PLACED, true, NP_HOW_RESCAN), 0); /* renamed to match */
     ck_assert_int_eq(a.e->slot, 0);
-    ck_assert_int_eq(np_record_set(&r, a, NP_PLACED, 0, 22, true, false), 0); /* memory failed */
+    ck_assert_int_eq(np_record_set(r, a, NP_PLACED, 0, 22, true, false), 0); /* memory failed */
     struct np_counts c;
-    np_record_counts(&r, &c);
+    np_record_counts(r, &c);
     ck_assert_int_eq(c.skipped, 0);
     ck_assert_int_eq(c.placed, 1);
     ck_assert_int_eq(c.mem_failed, 1);
     ck_assert_int_eq(c.live, 1);
-    np_record_end(&r, a);
-    struct np_ref b = np_record_add(&r, "b", 2, NP_PLACED, true);
+    np_record_end(r, a);
+    struct np_ref b = np_record_add(r, "b", 2, NP_PLACED, true);
     ck_assert_ptr_eq(b.e, a.e);
     ck_assert(b.e->mem_ok);
-    ck_assert_int_eq(np_record_set(&r, b, NP_FAILED, 1, 0, false, false), 0);
-    np_record_counts(&r, &c);
+    ck_assert_int_eq(np_record_set(r, b, NP_FAILED, 1, 0, false, false), 0);
+    np_record_counts(r, &c);
     ck_assert_int_eq(c.placed, 1);
     ck_assert_int_eq(c.mem_failed, 1);
     ck_assert_int_eq(c.failed, 1);
     ck_assert_int_eq(c.live, 0);
-    ck_assert_int_eq(r.slot_used[0], 1);
-    np_record_destroy(&r);
+    expect_used(r, (int[]){1}, 1);
+    np_record_destroy(r);
 }
 END_TEST
 
@@ -366,23 +400,22 @@ static void collect(const struct np_entry *e, void *arg)
  * were added, whichever storage they reuse. */
 START_TEST(each_keeps_recent_ended)
 {
-    struct np_record r;
-    ck_assert_int_eq(np_record_init(&r, 0), 0);
-    r.keep_ended = 2;
+    struct np_record *r = np_record_create(0, 2);
+    ck_assert_ptr_nonnull(r);
     struct np_ref t[6];
     const char *names[] = {"a", "b", "c", "d", "e", "f"};
     for (int i = 0; i < 4; i++)
-        t[i] = np_record_add(&r, names[i], i + 1, NP_PLACED, false);
-    np_record_end(&r, t[0]);
-    np_record_end(&r, t[2]);
-    np_record_end(&r, t[1]);
-    t[4] = np_record_add(&r, names[4], 5, NP_PLACED, false); /* reuses a's entry */
+        t[i] = np_record_add(r, names[i], i + 1, NP_PLACED, false);
+    np_record_end(r, t[0]);
+    np_record_end(r, t[2]);
+    np_record_end(r, t[1]);
+    t[4] = np_record_add(r, names[4], 5, NP_PLACED, false); /* reuses a's entry */
     ck_assert_ptr_eq(t[4].e, t[0].e);
-    t[5] = np_record_add(&r, names[5], 6, NP_PLACED, false); /* keeps c and b */
+    t[5] = np_record_add(r, names[5], 6, NP_PLACED, false); /* keeps c and b */
     struct names n = {""};
-    np_record_each(&r, collect, &n);
+    np_record_each(r, collect, &n);
     ck_assert_str_eq(n.list, "b- c- d e f ");
-    np_record_destroy(&r);
+    np_record_destroy(r);
 }
 END_TEST
 

@@ -5,29 +5,21 @@
  *
  * SYSCALL is a name from the table below or a number; "none" denies nothing
  * (the filter is installed all the same: a control run).  ERRNO is a number
- * or EPERM, EACCES, ENOSYS, EINVAL (default EPERM).  The filter is inherited
- * by the program and by every thread it creates.  Raw BPF through prctl(2):
- * no libseccomp.  x86-64 only: any other architecture is killed by the
- * filter, since its system call numbers differ.
+ * or EPERM, EACCES, ENOSYS, EINVAL (default EPERM).  The filter
+ * (seccomp_filter.h) is inherited by the program and by every thread it
+ * creates.
  *
  * Built by mk/lifecycle.mk into build/tools/seccomp-deny; the JVM tests
  * compile it themselves when it is not there. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef __x86_64__
-#error "seccomp-deny knows x86-64 system call numbers only"
-#endif
+#include "seccomp_filter.h"
 
 static const struct { const char *name; int nr; } calls[] = {
     {"sched_setaffinity", SYS_sched_setaffinity},
@@ -73,7 +65,7 @@ int main(int argc, char **argv)
 {
     if (argc < 4)
         return usage();
-    int nrs[64], n = 0, err = EPERM, i = 2;
+    int nrs[SECCOMP_DENY_MAX], n = 0, err = EPERM, i = 2;
     if (strcmp(argv[1], "none") != 0) {
         char *list = strdup(argv[1]);
         for (char *tok = strtok(list, ","); tok != NULL; tok = strtok(NULL, ",")) {
@@ -97,27 +89,8 @@ int main(int argc, char **argv)
         return usage();
     char **prog = &argv[i + 1];
 
-    /* arch check, load nr, one compare-and-return per denied call, allow */
-    struct sock_filter f[4 + 2 * 64 + 1];
-    int k = 0;
-    f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-    f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
-    f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-    f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-    for (int j = 0; j < n; j++) {
-        f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nrs[j], 0, 1);
-        f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-                                              SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA));
-    }
-    f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-    struct sock_fprog fp = {.len = (unsigned short)k, .filter = f};
-
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-        perror("seccomp-deny: prctl(PR_SET_NO_NEW_PRIVS)");
-        return 126;
-    }
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) != 0) {
-        perror("seccomp-deny: prctl(PR_SET_SECCOMP)");
+    if (seccomp_deny(nrs, n, err) != 0) {
+        perror("seccomp-deny: prctl");
         return 126;
     }
     execvp(prog[0], prog);
