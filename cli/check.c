@@ -4,7 +4,9 @@
  * Java names come from the JVM's own thread dump, `jcmd PID Thread.print`
  * (--jcmd PATH, else the jcmd beside the process's java, else
  * /usr/bin/jcmd): a thread dump stops the JVM at a safepoint for a moment,
- * as jcmd always does.  --kernel-names reads only /proc, touching nothing. */
+ * as jcmd always does.  jcmd is run only on a process known to be a
+ * HotSpot JVM ready for attach (np_attach.c), since its handshake signals
+ * the process.  --kernel-names reads only /proc, touching nothing. */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -22,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "np_attach.h"
 #include "np_cpulist.h"
 #include "np_inspect.h"
 #include "np_glob.h"
@@ -194,22 +197,32 @@ static int check(long pid, const struct np_globs *filter, const char *jcmd, bool
         np_topo_destroy(&t);
         return 1;
     }
-    if (!kernel_only) {
+    char why[512];
+    if (!kernel_only && !np_attach_safe((pid_t)pid, why, sizeof why)) {
+        fprintf(stderr, "numapin check: not asking process %ld for Java thread names: %s; the "
+                        "kernel's names are shown\n", pid, why);
+    } else if (!kernel_only) {
         if (jcmd == NULL && jcmd_beside((pid_t)pid, jpath, sizeof jpath) == 0)
             jcmd = jpath;
         if (jcmd == NULL)
             jcmd = "/usr/bin/jcmd";
         char *dump = NULL;
+        int ambiguous = 0;
         int rc = thread_dump(jcmd, (pid_t)pid, 30, &dump, err, sizeof err);
         if (rc == 0)
-            nnames = np_inspect_parse_dump(dump, &names);
+            nnames = np_inspect_parse_dump(dump, &names, &ambiguous);
         if (rc != 0 || nnames <= 0) {
             if (rc > 0)
                 snprintf(err, sizeof err, "%s %ld Thread.print exited with %d", jcmd, pid, rc);
             else if (rc == 0)
                 snprintf(err, sizeof err, "%s %ld Thread.print listed no thread", jcmd, pid);
-            fprintf(stderr, "numapin check: no Java thread names (%s): the kernel's are shown\n", err);
+            fprintf(stderr, "numapin check: no Java thread names (%s): the kernel's names are "
+                            "shown\n", err);
             nnames = 0;
+        } else if (ambiguous > 0) {
+            fprintf(stderr, "numapin check: %d thread ids appear more than once in the thread "
+                            "dump (a thread name holding a line break): their kernel names are "
+                            "shown\n", ambiguous);
         }
         free(dump);
     }

@@ -17,15 +17,19 @@ void np_inspect_named_free(struct np_named *n, int count)
     free(n);
 }
 
-/* One thread-dump line: `"NAME" ... nid=ID ...`.  The name ends at the
- * last quote before " nid=" that is followed by a space (names may hold
- * quotes). */
+/* One thread-dump line: `"NAME" ... nid=ID ...`.  HotSpot prints the name
+ * as it is, so a name may hold quotes, " nid=" and line breaks: the id is
+ * the last " nid=" of the line (nothing a thread names comes after it),
+ * and the name ends at the last quote before it that is followed by a
+ * space. */
 static int parse_line(const char *line, size_t len, struct np_named *out)
 {
     if (len < 2 || line[0] != '"')
         return -1;
     const char *end = line + len;
-    const char *nid = memmem(line, len, " nid=", 5);
+    const char *nid = NULL;
+    for (const char *p = line; (p = memmem(p, (size_t)(end - p), " nid=", 5)) != NULL; p++)
+        nid = p;
     if (nid == NULL)
         return -1;
     const char *close = NULL;
@@ -45,10 +49,42 @@ static int parse_line(const char *line, size_t len, struct np_named *out)
     return out->name != NULL ? 0 : -2;
 }
 
-int np_inspect_parse_dump(const char *text, struct np_named **out)
+static int by_named_tid(const void *a, const void *b)
+{
+    pid_t x = ((const struct np_named *)a)->tid, y = ((const struct np_named *)b)->tid;
+    return (x > y) - (x < y);
+}
+
+/* Drops every thread id given more than once: a line break in a thread's
+ * name can make a line that looks like another thread's record, and that
+ * thread's own record is there too.  Returns the ids dropped. */
+static int drop_ambiguous(struct np_named *t, int *n)
+{
+    qsort(t, (size_t)*n, sizeof *t, by_named_tid);
+    int kept = 0, dropped = 0;
+    for (int i = 0; i < *n;) {
+        int j = i + 1;
+        while (j < *n && t[j].tid == t[i].tid)
+            j++;
+        if (j - i == 1) {
+            t[kept++] = t[i];
+        } else {
+            for (int k = i; k < j; k++)
+                free(t[k].name);
+            dropped++;
+        }
+        i = j;
+    }
+    *n = kept;
+    return dropped;
+}
+
+int np_inspect_parse_dump(const char *text, struct np_named **out, int *ambiguous)
 {
     int n = 0, cap = 0;
     *out = NULL;
+    if (ambiguous != NULL)
+        *ambiguous = 0;
     for (const char *l = text; *l != '\0';) {
         const char *nl = strchr(l, '\n');
         size_t len = nl != NULL ? (size_t)(nl - l) : strlen(l);
@@ -71,6 +107,9 @@ int np_inspect_parse_dump(const char *text, struct np_named **out)
         }
         l += len + (nl != NULL);
     }
+    int dropped = drop_ambiguous(*out, &n);
+    if (ambiguous != NULL)
+        *ambiguous = dropped;
     return n;
 oom:
     np_inspect_named_free(*out, n);

@@ -26,9 +26,12 @@ struct np_named {
 
 /* Reads HotSpot's thread dump (`jcmd PID Thread.print`): each line
  * starting with a quoted name and holding nid=ID (hexadecimal 0x... up to
- * JDK 19, decimal since) gives a thread.  Returns how many, with *out
- * allocated (np_inspect_named_free), or -1 when memory runs out. */
-int np_inspect_parse_dump(const char *text, struct np_named **out);
+ * JDK 19, decimal since) gives a thread.  A thread id given by more than
+ * one line is left out (a name cannot forge another thread's record):
+ * their count goes to *ambiguous (may be NULL).  Returns how many threads,
+ * sorted by id, with *out allocated (np_inspect_named_free), or -1 when
+ * memory runs out. */
+int np_inspect_parse_dump(const char *text, struct np_named **out, int *ambiguous);
 void np_inspect_named_free(struct np_named *n, int count);
 
 struct np_seen {

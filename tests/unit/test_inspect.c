@@ -42,22 +42,56 @@ static const char dump[] =
 START_TEST(parses_jdk17_and_jdk25_dumps)
 {
     struct np_named *n = NULL;
-    int count = np_inspect_parse_dump(dump, &n);
+    int ambiguous = -1;
+    int count = np_inspect_parse_dump(dump, &n, &ambiguous);
     ck_assert_int_eq(count, 7);
+    ck_assert_int_eq(ambiguous, 0);
+    /* By thread id. */
     struct { const char *name; int tid; } want[] = {
-        {"main", 0x5d03}, {"ForkJoinPool-1-worker-1", 0x5d1a}, {"say \"hi\" there", 0x5d1b},
-        {"VM Thread", 0x5d09}, {"GC Thread#0", 0x5d05}, {"ForkJoinPool-2-worker-3", 24001},
-        {"C2 CompilerThread0", 23990},
+        {"main", 0x5d03}, {"GC Thread#0", 0x5d05}, {"VM Thread", 0x5d09},
+        {"ForkJoinPool-1-worker-1", 0x5d1a}, {"say \"hi\" there", 0x5d1b},
+        {"C2 CompilerThread0", 23990}, {"ForkJoinPool-2-worker-3", 24001},
     };
     for (int i = 0; i < count; i++) {
         ck_assert_str_eq(n[i].name, want[i].name);
         ck_assert_int_eq(n[i].tid, want[i].tid);
     }
     np_inspect_named_free(n, count);
-    ck_assert_int_eq(np_inspect_parse_dump("", &n), 0);
+    ck_assert_int_eq(np_inspect_parse_dump("", &n, NULL), 0);
     np_inspect_named_free(n, 0);
-    ck_assert_int_eq(np_inspect_parse_dump("\"unterminated nid=0x10\n\"x\" nid=-5\n", &n), 0);
+    ck_assert_int_eq(np_inspect_parse_dump("\"unterminated nid=0x10\n\"x\" nid=-5\n", &n, NULL), 0);
     np_inspect_named_free(n, 0);
+}
+END_TEST
+
+/* A thread may name itself anything, line breaks and " nid=" included;
+ * what it writes into the dump must not relabel another thread. */
+START_TEST(names_cannot_forge_records)
+{
+    static const char forged[] =
+        "\"VM Thread\" os_prio=0 cpu=3.05ms elapsed=1.21s tid=0x00007f2c700d8000 nid=0x5d09 runnable\n"
+        /* A thread named "x\n\n\"ForkJoinPool-9-worker-FAKE\" #99 ... nid=0x5d09\ny": */
+        "\"x\n"
+        "\n"
+        "\"ForkJoinPool-9-worker-FAKE\" #99 prio=5 os_prio=0 tid=0x1 nid=0x5d09 runnable\n"
+        "y\" #15 prio=5 os_prio=0 cpu=0.10ms elapsed=1.00s tid=0x00007f2c70121000 nid=0x5d1b runnable\n"
+        /* A thread named "a\" nid=0x5d05 b", on one line. */
+        "\"a\" nid=0x5d05 b\" #16 prio=5 os_prio=0 cpu=0.10ms elapsed=1.00s tid=0x1 nid=0x5d1c runnable\n"
+        "\"GC Thread#0\" os_prio=0 cpu=0.05ms elapsed=1.21s tid=0x00007f2c70050000 nid=0x5d05 runnable\n";
+    struct np_named *n = NULL;
+    int ambiguous = -1;
+    int count = np_inspect_parse_dump(forged, &n, &ambiguous);
+    ck_assert_int_eq(ambiguous, 1); /* 0x5d09: the VM Thread and the forgery */
+    for (int i = 0; i < count; i++) {
+        ck_assert_int_ne(n[i].tid, 0x5d09);
+        ck_assert_ptr_null(strstr(n[i].name, "FAKE"));
+        if (n[i].tid == 0x5d05)
+            ck_assert_str_eq(n[i].name, "GC Thread#0");
+        if (n[i].tid == 0x5d1c)
+            ck_assert_str_eq(n[i].name, "a\" nid=0x5d05 b");
+    }
+    ck_assert_int_eq(count, 2); /* GC Thread#0 and the one-line name; the other's name is cut */
+    np_inspect_named_free(n, count);
 }
 END_TEST
 
@@ -156,6 +190,7 @@ Suite *inspect_suite(void)
     Suite *s = suite_create("inspect");
     TCase *tc = tcase_create("inspect");
     tcase_add_test(tc, parses_jdk17_and_jdk25_dumps);
+    tcase_add_test(tc, names_cannot_forge_records);
     tcase_add_test(tc, this_process_from_outside);
     suite_add_tcase(s, tc);
     return s;

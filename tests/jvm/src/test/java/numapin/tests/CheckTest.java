@@ -158,7 +158,7 @@ class CheckTest {
         assertEquals("0", r[0], r[1]);
         assertEquals(1, r[1].lines().filter(l -> l.startsWith("numapin check: ")).count(), r[1]);
         assertTrue(r[1].contains("numapin check: no Java thread names (/bin/false " + pid
-                + " Thread.print exited with 1): the kernel's are shown"), r[1]);
+                + " Thread.print exited with 1): the kernel's names are shown"), r[1]);
         Map<Long, Seen> seen = threads(r[1]);
         assertTrue(seen.size() > 5 && seen.values().stream().allMatch(Seen::kernelName), r[1]);
     }

@@ -1,0 +1,103 @@
+/* np_attach: HotSpot performance data read safely, and which processes
+ * `numapin check` may ask for a thread dump. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "np_attach.h"
+#include "tests.h"
+
+static void put32(unsigned char *p, uint32_t v, int little)
+{
+    for (int i = 0; i < 4; i++)
+        p[little ? i : 3 - i] = (unsigned char)(v >> (8 * i));
+}
+
+/* A performance data buffer holding one long counter and one string, as
+ * HotSpot lays it out; returns its length. */
+static size_t perfdata(unsigned char *b, size_t cap, int little, const char *caps)
+{
+    memset(b, 0, cap);
+    put32(b, 0xcafec0c0u, 0); /* the magic is big-endian whatever the order */
+    b[4] = (unsigned char)little;
+    b[5] = 2;
+    size_t off = 32;
+    put32(b + 24, (uint32_t)off, little);
+    put32(b + 28, 2, little);
+    /* entry 0: "sun.rt.createVmBeginTime", a long */
+    const char *n0 = "sun.rt.createVmBeginTime";
+    size_t l0 = 20 + strlen(n0) + 1 + 8;
+    put32(b + off, (uint32_t)l0, little);
+    put32(b + off + 4, 20, little);
+    b[off + 12] = 'J';
+    put32(b + off + 16, (uint32_t)(20 + strlen(n0) + 1), little);
+    memcpy(b + off + 20, n0, strlen(n0) + 1);
+    off += l0;
+    /* entry 1: "sun.rt.jvmCapabilities", a byte vector */
+    const char *n1 = "sun.rt.jvmCapabilities";
+    size_t vlen = 64, l1 = 20 + strlen(n1) + 1 + vlen;
+    put32(b + off, (uint32_t)l1, little);
+    put32(b + off + 4, 20, little);
+    put32(b + off + 8, (uint32_t)vlen, little);
+    b[off + 12] = 'B';
+    put32(b + off + 16, (uint32_t)(20 + strlen(n1) + 1), little);
+    memcpy(b + off + 20, n1, strlen(n1) + 1);
+    memcpy(b + off + 20 + strlen(n1) + 1, caps, strlen(caps));
+    off += l1;
+    put32(b + 8, (uint32_t)off, little);
+    return off;
+}
+
+START_TEST(reads_the_capabilities_string)
+{
+    unsigned char b[512];
+    char out[128];
+    for (int little = 0; little <= 1; little++) {
+        size_t n = perfdata(b, sizeof b, little, "1100000000");
+        ck_assert_int_eq(np_perfdata_string(b, n, "sun.rt.jvmCapabilities", out, sizeof out), 0);
+        ck_assert_str_eq(out, "1100000000");
+        ck_assert_int_eq(np_perfdata_string(b, n, "sun.rt.other", out, sizeof out), -1);
+        /* A long is no string. */
+        ck_assert_int_eq(np_perfdata_string(b, n, "sun.rt.createVmBeginTime", out, sizeof out), -1);
+    }
+}
+END_TEST
+
+START_TEST(refuses_what_is_not_performance_data)
+{
+    unsigned char b[512];
+    char out[128];
+    size_t n = perfdata(b, sizeof b, 1, "1");
+    /* Cut anywhere: never read past the end. */
+    for (size_t cut = 0; cut < n; cut++)
+        np_perfdata_string(b, cut, "sun.rt.jvmCapabilities", out, sizeof out);
+    ck_assert_int_eq(np_perfdata_string(b, 16, "sun.rt.jvmCapabilities", out, sizeof out), -1);
+    b[0] = 0;
+    ck_assert_int_eq(np_perfdata_string(b, n, "sun.rt.jvmCapabilities", out, sizeof out), -1);
+    /* An entry longer than the buffer. */
+    n = perfdata(b, sizeof b, 1, "1");
+    put32(b + 32, 100000, 1);
+    ck_assert_int_eq(np_perfdata_string(b, n, "sun.rt.jvmCapabilities", out, sizeof out), -1);
+}
+END_TEST
+
+START_TEST(this_process_is_not_a_jvm)
+{
+    char why[256];
+    ck_assert_int_eq(np_attach_safe(getpid(), why, sizeof why), 0);
+    ck_assert_str_eq(why, "it is not a JVM (no libjvm.so mapped)");
+    ck_assert_int_eq(np_attach_safe(999999999, why, sizeof why), 0);
+}
+END_TEST
+
+Suite *attach_suite(void)
+{
+    Suite *s = suite_create("attach");
+    TCase *tc = tcase_create("attach");
+    tcase_add_test(tc, reads_the_capabilities_string);
+    tcase_add_test(tc, refuses_what_is_not_performance_data);
+    tcase_add_test(tc, this_process_is_not_a_jvm);
+    suite_add_tcase(s, tc);
+    return s;
+}
