@@ -20,6 +20,7 @@
 
 #include "np_advise.h"
 #include "np_bind.h"
+#include "np_file.h"
 #include "np_options.h"
 #include "np_plan.h"
 #include "np_record.h"
@@ -58,7 +59,7 @@ struct np_agent {
     struct np_record *record;
     struct np_report_plan report_plan; /* the plan as the report shows it */
     int lock_fd;                      /* group=auto: the lock held, else -1 */
-    int report_fd;                    /* report=FILE: opened at start, else -1 */
+    struct np_file_out report;        /* report=FILE: checked at start, written at exit */
     char report_path[4096];           /* FILE with %p expanded */
     np_once warned_cpu, warned_mem, warned_verify, warned_oom, warned_oversubscribed,
         warned_reset, told_mem_unchanged;

@@ -274,14 +274,23 @@ void np_agent_summary(struct np_agent *a)
     }
     hwloc_bitmap_free(used);
     free(slot_used);
-    np_log(NP_LOG_INFO,
-           "summary group=%d placed=%d would_place=%d skipped=%d failed=%d mem_failed=%d cpus=%s",
-           a->opt.group, c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, cpus);
+    /* A log that lost lines (a full disk) cannot be trusted with the
+     * summary: it goes to stderr too, saying so. */
+    int lost_err;
+    long lost = np_log_lost(&lost_err);
+    char lost_str[128] = "";
+    if (lost > 0)
+        snprintf(lost_str, sizeof lost_str, " log_lost=%ld log_error=%s", lost,
+                 np_errno_name(lost_err));
+    (lost > 0 ? np_log_both : np_log)(
+        NP_LOG_INFO,
+        "summary group=%d placed=%d would_place=%d skipped=%d failed=%d mem_failed=%d cpus=%s%s",
+        a->opt.group, c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, cpus, lost_str);
 }
 
 void np_agent_report(struct np_agent *a)
 {
-    if (!a->active || a->report_fd < 0)
+    if (!a->active || a->report.dirfd < 0)
         return;
     char *text = NULL;
     size_t len = 0;
@@ -291,21 +300,13 @@ void np_agent_report(struct np_agent *a)
         np_report_json(&a->report_plan, a->record, NP_RECORD_KEEP_ENDED, mem);
         e = fclose(mem) == 0 ? 0 : errno;
     }
-    for (size_t done = 0; e == 0 && done < len;) {
-        ssize_t w = pwrite(a->report_fd, text + done, len - done, (off_t)done);
-        if (w < 0 && errno != EINTR)
-            e = errno;
-        else if (w > 0)
-            done += (size_t)w;
-    }
-    if (e == 0 && ftruncate(a->report_fd, (off_t)len) != 0)
-        e = errno;
+    if (e == 0)
+        e = np_file_out_write(&a->report, text, len);
     free(text);
-    close(a->report_fd);
-    a->report_fd = -1;
+    np_file_out_close(&a->report);
     if (e != 0)
-        np_log(NP_LOG_WARNING, "cannot write report file '%s': %s (%s)", a->report_path,
-               strerror(e), np_errno_name(e));
+        np_log_both(NP_LOG_WARNING, "cannot write report file '%s': %s (%s); no report was "
+                                    "written", a->report_path, strerror(e), np_errno_name(e));
     else
         np_log(NP_LOG_INFO, "report %s", a->report_path);
 }

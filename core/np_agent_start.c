@@ -174,16 +174,25 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
         np_log(NP_LOG_WARNING, "advice: %s", msg);
 }
 
+/* "WHAT 'PATH': WHY (ENAME)" for a file numapin refused by its own rules,
+ * "WHAT 'PATH': strerror (ENAME)" for one the system refused. */
+static void file_error(char *buf, size_t len, const char *what, const char *path, int e,
+                       const char *why)
+{
+    snprintf(buf, len, "%s '%s': %s (%s)", what, path, why != NULL ? why : strerror(e),
+             np_errno_name(e));
+}
+
 /* Phase 1: options and log.  log= is applied even when another option is
  * bad, so the error also reaches the chosen log. */
 static enum np_status parse_options(struct np_agent *a, const char *options)
 {
     char err[1024];
+    const char *why;
     bool bad = np_options_parse(options, &a->opt, err, sizeof err) != 0;
-    if (np_log_open(a->opt.log_level, a->opt.log_file) != 0) {
+    if (np_log_open(a->opt.log_level, a->opt.log_file, &why) != 0) {
         char msg[1200];
-        snprintf(msg, sizeof msg, "cannot open log file '%s': %s (%s)", a->opt.log_file,
-                 strerror(errno), np_errno_name(errno));
+        file_error(msg, sizeof msg, "cannot open log file", a->opt.log_file, errno, why);
         if (!bad && a->opt.strict && !a->opt.help) {
             np_log_fatal("%s", msg);
             return NP_ERR_RUNTIME;
@@ -197,17 +206,26 @@ static enum np_status parse_options(struct np_agent *a, const char *options)
     return NP_OK;
 }
 
-/* report=FILE is opened at start, so that a path that cannot be written
- * is known now, not when the JVM exits. */
+/* report=FILE is checked at start, so that a path that cannot be written
+ * is known now, not when the JVM exits; the file is written at exit,
+ * whole or not at all.  A report that would overwrite the log (the same
+ * file, by any path) is refused like a bad option. */
 static enum np_status open_report(struct np_agent *a)
 {
-    if (np_file_path(a->opt.report_file, a->report_path, sizeof a->report_path) == 0)
-        a->report_fd = np_file_open(a->report_path, false);
-    if (a->report_fd >= 0)
+    const char *why = NULL;
+    int e = 0;
+    if (np_file_path(a->opt.report_file, a->report_path, sizeof a->report_path) != 0)
+        e = errno;
+    else if (np_log_same_file(a->report_path)) {
+        np_log_fatal("options 'log=' and 'report=' name the same file (%s): the report would "
+                     "overwrite the log; give them different files", a->report_path);
+        return NP_ERR_OPTIONS;
+    } else if (np_file_out_open(&a->report, a->report_path, &why) != 0)
+        e = errno;
+    if (e == 0)
         return NP_OK;
     char msg[4400];
-    snprintf(msg, sizeof msg, "cannot open report file '%s': %s (%s)", a->report_path,
-             strerror(errno), np_errno_name(errno));
+    file_error(msg, sizeof msg, "cannot write report file", a->report_path, e, why);
     if (a->opt.strict) {
         np_log_fatal("%s (strict: the JVM does not start)", msg);
         return NP_ERR_RUNTIME;
@@ -409,7 +427,7 @@ enum np_status np_agent_create(const char *options, struct np_agent **out)
         return NP_ERR_RUNTIME;
     }
     a->lock_fd = -1;
-    a->report_fd = -1;
+    a->report.dirfd = -1;
     enum np_status st = start(a, options);
     if (st != NP_OK) {
         np_agent_destroy(a);
@@ -423,8 +441,7 @@ void np_agent_destroy(struct np_agent *a)
 {
     if (a == NULL)
         return;
-    if (a->report_fd >= 0)
-        close(a->report_fd);
+    np_file_out_close(&a->report);
     np_record_destroy(a->record);
     for (int s = 0; a->slot_cpus_str != NULL && s < a->nslots; s++)
         free(a->slot_cpus_str[s]);

@@ -23,11 +23,42 @@
  * The directory is opened first and the file relative to it, so the
  * checks concern the directory the file was really opened in.  A file
  * created here is 0600 whatever the umask allows more of. */
-int np_file_open(const char *path, bool append)
+static const char *const refused_link = "is a symbolic link, which numapin does not follow";
+static const char *const refused_kind = "is not a regular file (a FIFO, device or socket)";
+static const char *const refused_links = "has more than one hard link";
+static const char *const refused_owner =
+    "belongs to another user in a shared sticky directory (such as /tmp)";
+
+/* The refusals above of an existing file, by its metadata and its
+ * directory's; 0 or the errno, with *why. */
+static int refuse(const struct stat *st, const struct stat *dst, const char **why)
+{
+    if (S_ISLNK(st->st_mode)) {
+        *why = refused_link;
+        return ELOOP;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        *why = refused_kind;
+        return EINVAL;
+    }
+    if (st->st_nlink > 1) {
+        *why = refused_links;
+        return EMLINK;
+    }
+    if (st->st_uid != geteuid() && (dst->st_mode & S_ISVTX) && (dst->st_mode & S_IWOTH)) {
+        *why = refused_owner;
+        return EACCES;
+    }
+    return 0;
+}
+
+/* Opens the directory of `path` (O_PATH) and finds the file's name in it.
+ * Returns the descriptor, or -1 with errno. */
+static int open_dir(const char *path, const char **base)
 {
     const char *slash = strrchr(path, '/');
-    const char *base = slash != NULL ? slash + 1 : path;
-    if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+    *base = slash != NULL ? slash + 1 : path;
+    if (**base == '\0' || strcmp(*base, ".") == 0 || strcmp(*base, "..") == 0) {
         errno = EISDIR;
         return -1;
     }
@@ -37,6 +68,15 @@ int np_file_open(const char *path, bool append)
         return -1;
     int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     free(dir);
+    return dfd;
+}
+
+int np_file_open(const char *path, bool append, const char **why)
+{
+    const char *base, *reason = NULL;
+    int dfd = open_dir(path, &base);
+    if (why != NULL)
+        *why = NULL;
     if (dfd < 0)
         return -1;
     int fd = openat(dfd, base,
@@ -45,19 +85,17 @@ int np_file_open(const char *path, bool append)
                     0600);
     int e = errno;
     struct stat st, dst;
+    if (fd < 0 && e == ELOOP)
+        reason = refused_link;
+    else if (fd < 0 && e == ENXIO)
+        reason = refused_kind; /* a FIFO without a reader */
     if (fd >= 0) {
         if (fstat(fd, &st) != 0 || fstat(dfd, &dst) != 0)
             e = errno;
-        else if (!S_ISREG(st.st_mode))
-            e = EINVAL;
-        else if (st.st_nlink > 1)
-            e = EMLINK;
-        else if (st.st_uid != geteuid() && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH))
-            e = EACCES;
+        else if ((e = refuse(&st, &dst, &reason)) != 0)
+            ;
         else if (!append && ftruncate(fd, 0) != 0) /* only once checked */
             e = errno;
-        else
-            e = 0;
         int fl;
         if (e == 0 && ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
             e = errno;
@@ -67,8 +105,88 @@ int np_file_open(const char *path, bool append)
         }
     }
     close(dfd);
+    if (why != NULL && fd < 0)
+        *why = reason;
     errno = e;
     return fd;
+}
+
+bool np_file_same(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int np_file_out_open(struct np_file_out *f, const char *path, const char **why)
+{
+    const char *base;
+    f->dirfd = -1;
+    if (why != NULL)
+        *why = NULL;
+    int dfd = open_dir(path, &base);
+    if (dfd < 0)
+        return -1;
+    struct stat st, dst;
+    int e = 0;
+    const char *reason = NULL;
+    if (strlen(base) >= sizeof f->base)
+        e = ENAMETOOLONG;
+    else if (faccessat(dfd, ".", W_OK | X_OK, AT_EACCESS) != 0)
+        e = errno;
+    else if (fstat(dfd, &dst) != 0)
+        e = errno;
+    else if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        e = refuse(&st, &dst, &reason);
+    else if (errno != ENOENT)
+        e = errno;
+    if (e != 0) {
+        close(dfd);
+        if (why != NULL)
+            *why = reason;
+        errno = e;
+        return -1;
+    }
+    f->dirfd = dfd;
+    snprintf(f->base, sizeof f->base, "%s", base);
+    return 0;
+}
+
+int np_file_out_write(struct np_file_out *f, const char *data, size_t len)
+{
+    if (f->dirfd < 0)
+        return EBADF;
+    char tmp[64];
+    snprintf(tmp, sizeof tmp, ".numapin-%d.tmp", (int)getpid());
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
+    int fd = openat(f->dirfd, tmp, flags, 0600);
+    if (fd < 0 && errno == EEXIST && unlinkat(f->dirfd, tmp, 0) == 0)
+        fd = openat(f->dirfd, tmp, flags, 0600); /* left by an earlier process of this pid */
+    if (fd < 0)
+        return errno;
+    int e = 0;
+    for (size_t done = 0; e == 0 && done < len;) {
+        ssize_t w = write(fd, data + done, len - done);
+        if (w < 0 && errno != EINTR)
+            e = errno;
+        else if (w > 0)
+            done += (size_t)w;
+    }
+    if (e == 0 && fsync(fd) != 0)
+        e = errno;
+    if (close(fd) != 0 && e == 0)
+        e = errno;
+    if (e == 0 && renameat(f->dirfd, tmp, f->dirfd, f->base) != 0)
+        e = errno;
+    if (e != 0)
+        unlinkat(f->dirfd, tmp, 0);
+    return e;
+}
+
+void np_file_out_close(struct np_file_out *f)
+{
+    if (f->dirfd >= 0)
+        close(f->dirfd);
+    f->dirfd = -1;
 }
 
 int np_file_path(const char *pattern, char *out, size_t len)

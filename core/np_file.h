@@ -10,8 +10,31 @@
 
 /* Opens `path` for writing, created with mode 0600: appending to it when
  * `append`, else emptying it (after the checks).  Returns the descriptor
- * (close-on-exec), or -1 with errno. */
-int np_file_open(const char *path, bool append);
+ * (close-on-exec), or -1 with errno; when numapin itself refused the file
+ * (see np_file.c), *why (unless why is NULL) says why in a clause ("is a
+ * symbolic link, which numapin does not follow"), else it is NULL. */
+int np_file_open(const char *path, bool append, const char **why);
+
+/* True when the file open as `fd` is also what `path` names (through any
+ * symlink or hard link). */
+bool np_file_same(int fd, const char *path);
+
+/* A file written whole or not at all: np_file_out_open checks at start-up
+ * that `path` may be written (its directory, kept open, writable by us;
+ * the file, if there, one np_file_open would take) without creating
+ * anything; np_file_out_write then writes the data into a new temporary
+ * file (0600) in that directory, syncs it and renames it onto the path, so
+ * a reader sees the old file or the whole new one, never a part. */
+struct np_file_out {
+    int dirfd;          /* -1: not open */
+    char base[256];     /* the file's name in the directory */
+};
+
+/* Returns 0, or -1 with errno (and *why as for np_file_open). */
+int np_file_out_open(struct np_file_out *f, const char *path, const char **why);
+/* Returns 0, or an errno value (the temporary file is removed). */
+int np_file_out_write(struct np_file_out *f, const char *data, size_t len);
+void np_file_out_close(struct np_file_out *f);
 
 /* Expands `pattern` into out: "%p" becomes this process's id, "%%" a '%',
  * as in HotSpot's -Xlog file names.  Returns 0, or -1 with errno EINVAL

@@ -20,6 +20,9 @@ static const char *const level_names[] = {
 static struct timespec start;
 static _Atomic int log_level = NP_LOG_INFO;
 static _Atomic int log_fd = STDOUT_FILENO;
+static char log_path[4096];          /* the log file, for messages; "" for stdout */
+static _Atomic long lines_lost;      /* lines the destination did not take (whole or part) */
+static _Atomic int lost_errno;       /* why, the first time */
 
 const char *np_level_name(enum np_level level)
 {
@@ -33,14 +36,17 @@ void np_log_init(void)
     clock_gettime(CLOCK_MONOTONIC, &start);
 }
 
-int np_log_open(enum np_level level, const char *path)
+int np_log_open(enum np_level level, const char *path, const char **why)
 {
+    if (why != NULL)
+        *why = NULL;
     if (path != NULL) {
         char expanded[4096];
-        int fd = np_file_path(path, expanded, sizeof expanded) == 0 ? np_file_open(expanded, true)
-                                                                     : -1;
+        int fd = np_file_path(path, expanded, sizeof expanded) == 0
+                     ? np_file_open(expanded, true, why) : -1;
         if (fd < 0)
             return -1;
+        snprintf(log_path, sizeof log_path, "%s", expanded);
         int old = atomic_exchange(&log_fd, fd);
         if (old != STDOUT_FILENO)
             close(old);
@@ -54,6 +60,20 @@ void np_log_close(void)
     int old = atomic_exchange(&log_fd, STDOUT_FILENO);
     if (old != STDOUT_FILENO)
         close(old);
+    log_path[0] = '\0';
+}
+
+bool np_log_same_file(const char *path)
+{
+    int fd = atomic_load(&log_fd);
+    return fd != STDOUT_FILENO && np_file_same(fd, path);
+}
+
+long np_log_lost(int *err)
+{
+    if (err != NULL)
+        *err = atomic_load(&lost_errno);
+    return atomic_load(&lines_lost);
 }
 
 bool np_log_enabled(enum np_level level)
@@ -94,18 +114,48 @@ static size_t format_line(char *buf, size_t len, enum np_level level,
     return used;
 }
 
-static void write_all(int fd, const char *buf, size_t len)
+/* Writes the whole line; returns 0, or the errno that stopped it. */
+static int write_all(int fd, const char *buf, size_t len)
 {
     while (len > 0) {
         ssize_t w = write(fd, buf, len);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
-            return; /* nowhere left to report a failing log */
+            return errno;
         }
         buf += w;
         len -= (size_t)w;
     }
+    return 0;
+}
+
+static size_t line(char *buf, size_t len, enum np_level level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static size_t line(char *buf, size_t len, enum np_level level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t n = format_line(buf, len, level, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* Writes a line to the log; a line the log does not take is counted, and
+ * the first one is told on stderr (the log itself cannot say it). */
+static void to_log(const char *buf, size_t len)
+{
+    int fd = atomic_load(&log_fd);
+    int e = write_all(fd, buf, len);
+    if (e == 0 || atomic_fetch_add(&lines_lost, 1) > 0)
+        return;
+    atomic_store(&lost_errno, e);
+    char msg[4400];
+    size_t n = line(msg, sizeof msg, NP_LOG_WARNING,
+                    "cannot write to the log (%s): %s (%s); later lines are lost, and the summary "
+                    "comes here too", log_path[0] ? log_path : "stdout", strerror(e),
+                    np_errno_name(e));
+    write_all(STDERR_FILENO, msg, n);
 }
 
 static void vlog(enum np_level level, const char *fmt, va_list ap)
@@ -116,7 +166,7 @@ static void vlog(enum np_level level, const char *fmt, va_list ap)
         return;
     char buf[2048];
     size_t len = format_line(buf, sizeof buf, level, fmt, ap);
-    write_all(atomic_load(&log_fd), buf, len);
+    to_log(buf, len);
 }
 
 void np_log(enum np_level level, const char *fmt, ...)
@@ -135,17 +185,32 @@ void np_log_warning(const char *fmt, ...)
     va_end(ap);
 }
 
-void np_log_fatal(const char *fmt, ...)
+/* A line on stderr, and in the log file (when there is one) if `file`. */
+static void vboth(enum np_level level, bool file, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void vboth(enum np_level level, bool file, const char *fmt, va_list ap)
 {
     char buf[2048];
+    size_t len = format_line(buf, sizeof buf, level, fmt, ap);
+    write_all(STDERR_FILENO, buf, len);
+    if (file && atomic_load(&log_fd) != STDOUT_FILENO)
+        to_log(buf, len);
+}
+
+void np_log_fatal(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    size_t len = format_line(buf, sizeof buf, NP_LOG_ERROR, fmt, ap);
+    vboth(NP_LOG_ERROR, true, fmt, ap);
     va_end(ap);
-    write_all(STDERR_FILENO, buf, len);
-    int fd = atomic_load(&log_fd);
-    if (fd != STDOUT_FILENO)
-        write_all(fd, buf, len);
+}
+
+void np_log_both(enum np_level level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vboth(level, np_log_enabled(level), fmt, ap);
+    va_end(ap);
 }
 
 const char *np_errno_name(int e)

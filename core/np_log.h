@@ -26,14 +26,23 @@ enum np_level {
 void np_log_init(void);
 
 /* Sets the level and destination: path NULL for stdout, else the file is
- * opened for appending, created 0600, never through a symlink.
- * Returns 0, or -1 with errno set (the previous destination is kept). */
-int np_log_open(enum np_level level, const char *path);
+ * opened for appending, created 0600, never through a symlink
+ * (np_file_open).  Returns 0, or -1 with errno set and *why as
+ * np_file_open gives it (the previous destination is kept). */
+int np_log_open(enum np_level level, const char *path, const char **why);
 
 /* Closes a log file opened by np_log_open; later lines go to stdout. */
 void np_log_close(void);
 
 bool np_log_enabled(enum np_level level);
+
+/* True when the log is a file and `path` names it too. */
+bool np_log_same_file(const char *path);
+
+/* Lines the log did not take (a full disk, a closed stdout), and in *err
+ * (may be NULL) why the first was lost.  The first loss is told on stderr
+ * at once. */
+long np_log_lost(int *err);
 
 void np_log(enum np_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -45,6 +54,10 @@ void np_log_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * destination, and to the log file too when there is one.  For errors that
  * stop the JVM: the user must see them on the terminal. */
 void np_log_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The same at another level: on stderr whatever the level, and in the log
+ * file when there is one and the level is enabled. */
+void np_log_both(enum np_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A "warn once" latch: the first caller gets `level`, every later caller
  * NP_LOG_DEBUG, so a runtime failure hit by every thread is one warning. */

@@ -83,7 +83,7 @@ static void write_file(const char *path, const char *text)
 static void expect_open(const char *path, int want, const char *what)
 {
     errno = 0;
-    int rc = np_log_open(NP_LOG_INFO, path);
+    int rc = np_log_open(NP_LOG_INFO, path, NULL);
     int e = errno;
     if (want == 0)
         CHECK(rc == 0, "%s: np_log_open(%s) failed: %s", what, path, strerror(e));
@@ -105,7 +105,7 @@ static void log_file_checks(void)
 
     /* Appends to what is there. */
     write_file(path_in(p, sizeof p, "existing.log"), "kept\n");
-    CHECK(np_log_open(NP_LOG_INFO, p) == 0, "existing file: %s", strerror(errno));
+    CHECK(np_log_open(NP_LOG_INFO, p, NULL) == 0, "existing file: %s", strerror(errno));
     np_log(NP_LOG_INFO, "appended");
     np_log_close();
     char *text = slurp(p, NULL);
@@ -156,8 +156,8 @@ static void log_file_checks(void)
     expect_open(path_in(p, sizeof p, "existing.log/x.log"), ENOTDIR, "a file as directory");
 
     /* A failed open keeps the previous destination. */
-    CHECK(np_log_open(NP_LOG_INFO, path_in(q, sizeof q, "first.log")) == 0, "first.log");
-    CHECK(np_log_open(NP_LOG_INFO, path_in(p, sizeof p, "link.log")) == -1, "link.log accepted");
+    CHECK(np_log_open(NP_LOG_INFO, path_in(q, sizeof q, "first.log"), NULL) == 0, "first.log");
+    CHECK(np_log_open(NP_LOG_INFO, path_in(p, sizeof p, "link.log"), NULL) == -1, "link.log accepted");
     np_log(NP_LOG_INFO, "still here");
     np_log_close();
     text = slurp(q, NULL);
@@ -213,7 +213,7 @@ static void *log_lines(void *arg)
 static void concurrent_lines(void)
 {
     char p[1024];
-    CHECK(np_log_open(NP_LOG_INFO, path_in(p, sizeof p, "concurrent.log")) == 0, "concurrent.log");
+    CHECK(np_log_open(NP_LOG_INFO, path_in(p, sizeof p, "concurrent.log"), NULL) == 0, "concurrent.log");
     pthread_t th[LOG_THREADS];
     for (long t = 0; t < LOG_THREADS; t++)
         pthread_create(&th[t], NULL, log_lines, (void *)t);

@@ -89,6 +89,19 @@ void t_rmdir(const char *dir)
     rmdir(dir);
 }
 
+int t_count_files(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "opendir %s: %s", dir, strerror(errno));
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+             strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
 /* Appends what is readable on fd to *buf; returns 0 at EOF, 1 otherwise. */
 static int drain(int fd, char **buf, size_t *n, size_t *cap)
 {

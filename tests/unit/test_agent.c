@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -212,12 +213,13 @@ START_TEST(report_lists_threads)
     ck_assert_str_eq(cpus, "1");
     run_thread(a, "Reference \"Handler\"", cpus, sizeof cpus);
     struct stat st;
-    ck_assert_int_eq(stat(path, &st), 0); /* opened at start */
-    ck_assert_int_eq(st.st_size, 0);
-    ck_assert_int_eq(st.st_mode & 0777, 0600);
+    ck_assert_int_eq(stat(path, &st), -1); /* checked at start, written at exit */
     np_agent_summary(a);
     np_agent_report(a);
     np_agent_destroy(a);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0600);
+    ck_assert_int_eq(t_count_files(dir, ".numapin-"), 0); /* no temporary file left */
     char *argv[] = {"/usr/bin/jq", "-r",
                     ".numapin, .plan.node, .plan.mem, .totals.placed, .totals.skipped, "
                     ".totals.mem_failed, (.threads[] | \"\\(.name)|\\(.outcome)|\\(.how)|"
@@ -458,6 +460,115 @@ START_TEST(unopenable_log)
 }
 END_TEST
 
+
+/* A report that would overwrite the log is refused at start-up, like a
+ * bad option: the same path, or the same file through a symlink. */
+START_TEST(report_and_log_must_differ)
+{
+    char link[600], opts[1600];
+    snprintf(opts, sizeof opts, "log=info:%s,report=%s", log_path, log_path);
+    ck_assert_int_eq(create_fails(opts), NP_ERR_OPTIONS);
+    snprintf(link, sizeof link, "%s/link.json", dir);
+    ck_assert_int_eq(symlink(log_path, link), 0);
+    snprintf(opts, sizeof opts, "log=info:%s,report=%s", log_path, link);
+    ck_assert_int_eq(create_fails(opts), NP_ERR_OPTIONS);
+    char *e = slurp(err_path);
+    ck_assert_int_eq(t_count_lines(e, "options 'log=' and 'report=' name the same file"), 2);
+    free(e);
+    /* The log is untouched: two lines of refusal, nothing overwritten. */
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "] "), 2);
+    free(log);
+}
+END_TEST
+
+/* A file numapin refuses by its own rules is explained, not just named by
+ * its errno. */
+START_TEST(refused_files_say_why)
+{
+    char sym[600], fifo[600], hard[600], opts[1600];
+    snprintf(sym, sizeof sym, "%s/link.log", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo.log", dir);
+    snprintf(hard, sizeof hard, "%s/hard.log", dir);
+    ck_assert_int_eq(symlink("/tmp/elsewhere.log", sym), 0);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    int fd = open(log_path, O_WRONLY | O_CREAT, 0600);
+    close(fd);
+    ck_assert_int_eq(link(log_path, hard), 0);
+    const char *paths[] = {sym, fifo, hard, "/dev/null"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(opts, sizeof opts, "strict,log=info:%s", paths[i]);
+        ck_assert_int_eq(create_fails(opts), NP_ERR_RUNTIME);
+    }
+    snprintf(opts, sizeof opts, "strict,report=%s", sym);
+    ck_assert_int_eq(create_fails(opts), NP_ERR_RUNTIME);
+    char *e = slurp(err_path);
+    char want[1200];
+    snprintf(want, sizeof want, "cannot open log file '%s': is a symbolic link, which numapin does "
+             "not follow (ELOOP)", sym);
+    ck_assert_int_eq(t_count_lines(e, want), 1);
+    snprintf(want, sizeof want, "cannot open log file '%s': is not a regular file (a FIFO, device "
+             "or socket) (ENXIO)", fifo);
+    ck_assert_int_eq(t_count_lines(e, want), 1);
+    snprintf(want, sizeof want, "cannot open log file '%s': has more than one hard link (EMLINK)", hard);
+    ck_assert_int_eq(t_count_lines(e, want), 1);
+    ck_assert_int_eq(t_count_lines(e, "cannot open log file '/dev/null': is not a regular file "
+                                      "(a FIFO, device or socket) (EINVAL)"), 1);
+    snprintf(want, sizeof want, "cannot write report file '%s': is a symbolic link, which numapin "
+             "does not follow (ELOOP)", sym);
+    ck_assert_int_eq(t_count_lines(e, want), 1);
+    free(e);
+}
+END_TEST
+
+/* A full disk: one warning on stderr when the log first loses a line, the
+ * summary on stderr too saying how many were lost, and no report rather
+ * than part of one.  Needs root (a private tmpfs of one page). */
+START_TEST(full_disk_loses_nothing_silently)
+{
+    if (geteuid() != 0)
+        return;
+    char fs[600], log[700], report[700], opts[1600];
+    snprintf(fs, sizeof fs, "%s/full", dir);
+    ck_assert_int_eq(mkdir(fs, 0700), 0);
+    ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+    ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+    ck_assert_int_eq(mount("tmpfs", fs, "tmpfs", 0, "size=4k"), 0);
+    /* Fill it. */
+    char filler[700];
+    snprintf(filler, sizeof filler, "%s/filler", fs);
+    int fd = open(filler, O_WRONLY | O_CREAT, 0600);
+    ck_assert_int_ge(fd, 0);
+    char block[512] = {0};
+    while (write(fd, block, sizeof block) > 0)
+        ;
+    close(fd);
+    snprintf(log, sizeof log, "%s/agent.log", fs);
+    snprintf(report, sizeof report, "%s/report.json", fs);
+    snprintf(opts, sizeof opts, "group=1,log=info:%s,report=%s", log, report);
+    struct np_agent *a = create("%s", opts);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    run_thread(a, "ForkJoinPool-1-worker-2", cpus, sizeof cpus);
+    np_agent_summary(a);
+    np_agent_report(a);
+    np_agent_destroy(a);
+    struct stat st;
+    ck_assert_int_eq(stat(report, &st), -1); /* no report, not a part of one */
+    ck_assert_int_eq(t_count_files(fs, ".numapin-"), 0);
+    char *e = slurp(err_path);
+    char want[1200];
+    snprintf(want, sizeof want, "cannot write to the log (%s): No space left on device (ENOSPC)", log);
+    ck_assert_int_eq(t_count_lines(e, want), 1);
+    ck_assert_int_eq(t_count_lines(e, "cannot write to the log"), 1);
+    ck_assert_int_eq(t_count_lines(e, "] summary group=1 placed=2 "), 1);
+    ck_assert_int_eq(t_count_lines(e, " log_error=ENOSPC"), 1);
+    ck_assert_int_eq(t_count_lines(e, "cannot write report file"), 1);
+    free(e);
+    umount(fs);
+}
+END_TEST
+
 Suite *agent_suite(void)
 {
     Suite *s = suite_create("agent");
@@ -476,6 +587,9 @@ Suite *agent_suite(void)
     tcase_add_test(tc, help_does_nothing);
     tcase_add_test(tc, unopenable_log);
     tcase_add_test(tc, report_lists_threads);
+    tcase_add_test(tc, report_and_log_must_differ);
+    tcase_add_test(tc, refused_files_say_why);
+    tcase_add_test(tc, full_disk_loses_nothing_silently);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -120,7 +120,7 @@ START_TEST(format_and_levels)
     t_tmpdir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/numapin.log", dir);
     np_log_init();
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), 0);
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
     ck_assert(np_log_enabled(NP_LOG_ERROR));
     ck_assert(np_log_enabled(NP_LOG_INFO));
     ck_assert(!np_log_enabled(NP_LOG_DEBUG));
@@ -132,10 +132,10 @@ START_TEST(format_and_levels)
     np_log(NP_LOG_TRACE, "hidden too");
     np_log(NP_LOG_OFF, "never");
     /* Raising the level without a path keeps the file. */
-    ck_assert_int_eq(np_log_open(NP_LOG_TRACE, NULL), 0);
+    ck_assert_int_eq(np_log_open(NP_LOG_TRACE, NULL, NULL), 0);
     np_log(NP_LOG_TRACE, "traced");
     np_log(NP_LOG_DEBUG, "debugged");
-    ck_assert_int_eq(np_log_open(NP_LOG_OFF, NULL), 0);
+    ck_assert_int_eq(np_log_open(NP_LOG_OFF, NULL, NULL), 0);
     np_log(NP_LOG_ERROR, "silenced");
     np_log_close();
 
@@ -162,7 +162,7 @@ START_TEST(long_line)
     t_tmpdir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/l.log", dir);
     np_log_init();
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), 0);
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
     char *big = malloc(5000);
     memset(big, 'y', 4999);
     big[4999] = '\0';
@@ -191,14 +191,14 @@ START_TEST(file_mode_and_append)
     snprintf(path, sizeof path, "%s/m.log", dir);
     umask(0); /* the 0600 must come from np_log_open, not the umask */
     np_log_init();
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), 0);
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
     np_log(NP_LOG_INFO, "one");
     np_log_close();
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
     ck_assert_msg((st.st_mode & 07777) == 0600, "log file mode %o, want 600", st.st_mode & 07777);
     /* Reopening appends. */
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), 0);
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
     np_log(NP_LOG_INFO, "two");
     np_log_close();
     char *text = t_read_file(path, NULL);
@@ -220,15 +220,15 @@ START_TEST(refuses_symlink)
     snprintf(link, sizeof link, "%s/link.log", dir);
     ck_assert_int_eq(symlink(target, link), 0);
     np_log_init();
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), 0);
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
     errno = 0;
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, link), -1);
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, link, NULL), -1);
     ck_assert_int_eq(errno, ELOOP);
     ck_assert_int_eq(access(target, F_OK), -1); /* nothing created through it */
     /* A symlink to an existing file is refused too. */
     ck_assert_int_eq(t_write_file(target, "", 0), 0);
     errno = 0;
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, link), -1);
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, link, NULL), -1);
     ck_assert_int_eq(errno, ELOOP);
     /* The previous destination is kept. */
     np_log(NP_LOG_INFO, "still here");
@@ -241,7 +241,7 @@ START_TEST(refuses_symlink)
     /* A missing directory: -1, ENOENT. */
     snprintf(path, sizeof path, "%s/no/such/dir.log", dir);
     errno = 0;
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path), -1);
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), -1);
     ck_assert_int_eq(errno, ENOENT);
     t_rmdir(dir);
 }
@@ -260,7 +260,7 @@ START_TEST(fatal_goes_to_stderr_and_file)
     close(fd);
     np_log_init();
     /* Even with logging off, a fatal line reaches both. */
-    ck_assert_int_eq(np_log_open(NP_LOG_OFF, path), 0);
+    ck_assert_int_eq(np_log_open(NP_LOG_OFF, path, NULL), 0);
     np_log_fatal("cannot %s", "start");
     np_log_close();
     dup2(saved, STDERR_FILENO);
@@ -309,7 +309,7 @@ START_TEST(file_rewrite)
     snprintf(path, sizeof path, "%s/report.json", dir);
     snprintf(other, sizeof other, "%s/precious", dir);
     ck_assert_int_eq(t_write_file(path, "old contents, longer than the new\n", 34), 0);
-    int fd = np_file_open(path, false);
+    int fd = np_file_open(path, false, NULL);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write(fd, "new\n", 4), 4);
     close(fd);
@@ -319,13 +319,13 @@ START_TEST(file_rewrite)
     ck_assert_int_eq(unlink(path), 0);
     ck_assert_int_eq(link(other, path), 0); /* two links: refused */
     errno = 0;
-    ck_assert_int_eq(np_file_open(path, false), -1);
+    ck_assert_int_eq(np_file_open(path, false, NULL), -1);
     ck_assert_int_eq(errno, EMLINK);
     ck_assert_str_eq(text = t_read_file(other, NULL), "keep me\n");
     free(text);
     ck_assert_int_eq(unlink(path), 0);
     ck_assert_int_eq(symlink(other, path), 0); /* a symlink: refused */
-    ck_assert_int_eq(np_file_open(path, false), -1);
+    ck_assert_int_eq(np_file_open(path, false, NULL), -1);
     ck_assert_int_eq(errno, ELOOP);
     ck_assert_str_eq(text = t_read_file(other, NULL), "keep me\n");
     free(text);

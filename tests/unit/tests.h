@@ -41,6 +41,9 @@ void t_tmpdir(char *buf, size_t len);
 /* Removes the files directly inside dir, then dir. */
 void t_rmdir(const char *dir);
 
+/* Entries of dir whose names start with prefix ("" for all). */
+int t_count_files(const char *dir, const char *prefix);
+
 /* Runs argv[0] (a path) with argv, capturing stdout and stderr (each
  * malloc'd, NUL-terminated).  Returns the exit status, or -1 when the
  * program did not exit normally or could not run. */
