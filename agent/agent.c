@@ -211,14 +211,32 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_DISABLE, JVMTI_EVENT_THREAD_END, NULL);
 }
 
+/* What Agent_OnLoad and Agent_OnAttach return.  At load, any failure stops
+ * the JVM (HotSpot exits), except another copy acting: this one does
+ * nothing and the JVM goes on.  At attach, jcmd prints the value as its
+ * "return code": 1 bad options, 2 a failure under strict, 3 numapin
+ * already loaded (docs/lifecycle.md), the reason being in the JVM's
+ * stderr and log. */
+static jint status(enum np_status st, int late)
+{
+    if (st == NP_OK)
+        return JNI_OK;
+    if (!late)
+        return st == NP_ERR_LOADED ? JNI_OK : JNI_ERR;
+    return (jint)st;
+}
+
 static jint start(JavaVM *vm, const char *options, int late)
 {
     if (agent != NULL) {
-        np_log(NP_LOG_WARNING, "numapin is already loaded; this copy does nothing");
-        return JNI_OK;
+        /* This very library again: np_agent_create would find its own
+         * mark, but its statics are taken. */
+        np_log_both(NP_LOG_WARNING, "numapin is already loaded in this JVM; this copy does nothing");
+        return status(NP_ERR_LOADED, late);
     }
-    if (np_agent_create(options, &agent) != NP_OK)
-        return JNI_ERR;
+    enum np_status st = late ? np_agent_attach(options, &agent) : np_agent_create(options, &agent);
+    if (st != NP_OK)
+        return status(st, late);
     if (!agent->active)
         return JNI_OK;
 

@@ -31,11 +31,13 @@ enum np_status {
     NP_OK = 0,
     NP_ERR_OPTIONS = 1,   /* bad option string: the JVM must not start */
     NP_ERR_RUNTIME = 2,   /* start-up failure under `strict` */
+    NP_ERR_LOADED = 3,    /* another copy of numapin acts in this process */
 };
 
 struct np_agent {
     struct np_options opt;
     bool active;                      /* false: help, or disabled by a failure */
+    bool late;                        /* loaded into a running JVM (attach) */
     struct np_topo topo;
     struct np_plan plan;
     const struct np_group_plan *mine; /* this JVM's group */
@@ -59,16 +61,22 @@ struct np_agent {
     struct np_record *record;
     struct np_report_plan report_plan; /* the plan as the report shows it */
     int lock_fd;                      /* group=auto: the lock held, else -1 */
+    int marker_fd;                    /* np_marker: this copy acts, else -1 */
     struct np_file_out report;        /* report=FILE: checked at start, written at exit */
     char report_path[4096];           /* FILE with %p expanded */
     np_once warned_cpu, warned_mem, warned_verify, warned_oom, warned_oversubscribed,
         warned_reset, told_mem_unchanged;
 };
 
-/* Parses the options, loads the topology, plans, and logs the start-up
- * lines.  Returns NP_OK with *out set (possibly inactive), or an error
- * after writing one error line; on NP_ERR_* *out is NULL. */
+/* Parses the options, claims the process (np_marker: one copy of numapin
+ * acts), loads the topology, plans, and logs the start-up lines.  Returns
+ * NP_OK with *out set (possibly inactive), or an error after writing one
+ * line (NP_ERR_LOADED: a warning saying which copy acts); on NP_ERR_* *out
+ * is NULL. */
 enum np_status np_agent_create(const char *options, struct np_agent **out);
+
+/* The same for a JVM already running (Agent_OnAttach). */
+enum np_status np_agent_attach(const char *options, struct np_agent **out);
 
 /* What the JVM decided before numapin could act (flags read at VMInit):
  * logs the advice that follows from it. */

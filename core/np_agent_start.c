@@ -4,6 +4,7 @@
 #include "np_autogroup.h"
 #include "np_domains.h"
 #include "np_file.h"
+#include "np_marker.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -200,10 +201,32 @@ static enum np_status parse_options(struct np_agent *a, const char *options)
         np_log(NP_LOG_WARNING, "%s; logging to stdout", msg);
     }
     if (bad) {
-        np_log_fatal("%s", err);
+        /* jcmd JVMTI.agent_load LIB group=1,groups=2 hands the agent only
+         * "group": its parser takes '=' for its own. */
+        bool jcmd_split = a->late && options != NULL && strchr(options, '=') == NULL &&
+                          strstr(err, "' needs a value") != NULL;
+        np_log_fatal("%s%s", err,
+                     jcmd_split ? " (jcmd splits its arguments at '=', so the options reached "
+                                  "numapin cut: quote them, as in jcmd PID JVMTI.agent_load "
+                                  "/path/libnumapin.so '\"group=1,groups=2\"')" : "");
         return NP_ERR_OPTIONS;
     }
     return NP_OK;
+}
+
+/* One copy of numapin acts in a process: the first to get here. */
+static enum np_status claim(struct np_agent *a, const char *options)
+{
+    char self[4096], who[4096 + NP_MAX_OPTIONS_LEN + 32], other[sizeof who];
+    snprintf(who, sizeof who, "%s (options '%s')", np_marker_self(self, sizeof self),
+             options != NULL ? options : "");
+    a->marker_fd = np_marker_claim(who, other, sizeof other);
+    if (a->marker_fd != NP_MARKER_TAKEN)
+        return NP_OK;
+    a->marker_fd = -1;
+    np_log_both(NP_LOG_WARNING, "numapin is already loaded in this JVM: %s acts; this copy, %s, "
+                                "does nothing", other, who);
+    return NP_ERR_LOADED;
 }
 
 /* report=FILE is checked at start, so that a path that cannot be written
@@ -377,6 +400,8 @@ static enum np_status start(struct np_agent *a, const char *options)
         fflush(stdout);
         return NP_OK;
     }
+    if ((st = claim(a, options)) != NP_OK)
+        return st;
     if (a->opt.report_file != NULL && (st = open_report(a)) != NP_OK)
         return st;
     if ((st = plan(a)) != NP_OK || a->mine == NULL)
@@ -417,7 +442,7 @@ static enum np_status start(struct np_agent *a, const char *options)
     return NP_OK;
 }
 
-enum np_status np_agent_create(const char *options, struct np_agent **out)
+static enum np_status create(const char *options, bool late, struct np_agent **out)
 {
     np_log_init();
     *out = NULL;
@@ -427,7 +452,9 @@ enum np_status np_agent_create(const char *options, struct np_agent **out)
         return NP_ERR_RUNTIME;
     }
     a->lock_fd = -1;
+    a->marker_fd = -1;
     a->report.dirfd = -1;
+    a->late = late;
     enum np_status st = start(a, options);
     if (st != NP_OK) {
         np_agent_destroy(a);
@@ -437,11 +464,22 @@ enum np_status np_agent_create(const char *options, struct np_agent **out)
     return NP_OK;
 }
 
+enum np_status np_agent_create(const char *options, struct np_agent **out)
+{
+    return create(options, false, out);
+}
+
+enum np_status np_agent_attach(const char *options, struct np_agent **out)
+{
+    return create(options, true, out);
+}
+
 void np_agent_destroy(struct np_agent *a)
 {
     if (a == NULL)
         return;
     np_file_out_close(&a->report);
+    np_marker_release(a->marker_fd);
     np_record_destroy(a->record);
     for (int s = 0; a->slot_cpus_str != NULL && s < a->nslots; s++)
         free(a->slot_cpus_str[s]);

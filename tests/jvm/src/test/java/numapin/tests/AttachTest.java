@@ -57,10 +57,12 @@ class AttachTest {
                     "\"group=1\"");
             assertEquals("0", first[0], "jcmd exit status; output:\n" + first[1]);
             assertTrue(first[1].contains("return code: 0"), "jcmd: the agent's Agent_OnAttach failed:\n" + first[1]);
-            // A second load: the copy already there goes on, this one does nothing.
+            // A second load: the copy already there goes on, this one does
+            // nothing, and jcmd shows it failed (return code 3).
             String[] second = Launch.tool(tools, jcmd(), String.valueOf(run.pid()), "JVMTI.agent_load", ChildJvm.agent(),
                     "\"group=0\"");
             assertEquals("0", second[0], "second jcmd; output:\n" + second[1]);
+            assertTrue(second[1].contains("return code: 3"), "second jcmd: numapin already loaded\n" + second[1]);
             Files.createFile(go);
         } finally {
             if (!Files.exists(go)) {
