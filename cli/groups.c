@@ -9,19 +9,27 @@
  * to DIR/group-i.log.  When all have exited, it prints one table: per group
  * the exit status, numapin's summary (placed threads, CPUs) and the fields
  * of the last "result key=value ..." line the program printed, then totals
- * (sums; for keys ending in _ms, the worst group).  Exit status: 0 when
- * every group exited 0. */
+ * over the groups that exited 0 (sums; for keys ending in _ms, the worst
+ * group).  Exit status: 0 when every group exited 0.
+ *
+ * A command whose JVMs load numapin already (JAVA_TOOL_OPTIONS,
+ * JDK_JAVA_OPTIONS, _JAVA_OPTIONS or its own arguments) is refused: the
+ * first copy loaded acts, so every JVM would be that copy's group.  A
+ * SIGINT or SIGTERM is passed to every group; those still running GRACE_S
+ * seconds later (stuck in shutdown hooks) are killed, saying so. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -36,8 +44,12 @@ struct result {
     double values[MAX_KEYS];
 };
 
+/* Seconds the groups get to end after a SIGINT or SIGTERM (shutdown hooks
+ * run then) before they are killed. */
+#define GRACE_S 10
+
 static volatile sig_atomic_t forwarded;
-static pid_t *children;
+static pid_t *children;   /* 0 once reaped */
 static int nchildren;
 
 static void forward(int sig)
@@ -46,6 +58,89 @@ static void forward(int sig)
     for (int i = 0; i < nchildren; i++)
         if (children[i] > 0)
             kill(children[i], sig);
+}
+
+/* A token of a JVM options string or command line that loads numapin:
+ * -agentpath:PATH[=...] with PATH this agent or a file named like it,
+ * or -agentlib:numapin[=...]. */
+static bool loads_numapin(const char *tok, const char *agent)
+{
+    if (strncmp(tok, "-agentlib:numapin", 17) == 0 && (tok[17] == '\0' || tok[17] == '='))
+        return true;
+    if (strncmp(tok, "-agentpath:", 11) != 0)
+        return false;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%.*s", (int)strcspn(tok + 11, "="), tok + 11);
+    const char *base = strrchr(path, '/');
+    struct stat a, b;
+    return strstr(base != NULL ? base + 1 : path, "numapin") != NULL ||
+           (stat(path, &a) == 0 && stat(agent, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino);
+}
+
+/* Where numapin is loaded already, beside the copy groups adds: in the JVM
+ * options of the environment or in the command.  Prints one line and
+ * returns 1 when it is. */
+static int already_loaded(char **cmd, const char *agent)
+{
+    static const char *const vars[] = {"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS"};
+    for (size_t v = 0; v < sizeof vars / sizeof *vars; v++) {
+        const char *val = getenv(vars[v]);
+        char *copy = val != NULL ? strdup(val) : NULL, *save = NULL;
+        for (char *t = copy ? strtok_r(copy, " \t", &save) : NULL; t; t = strtok_r(NULL, " \t", &save))
+            if (loads_numapin(t, agent)) {
+                fprintf(stderr, "numapin groups: %s already loads numapin (%s), so every JVM would "
+                                "act as that one's group: remove it from %s (numapin groups gives "
+                                "each group its own agent)\n", vars[v], t, vars[v]);
+                free(copy);
+                return 1;
+            }
+        free(copy);
+    }
+    for (int i = 0; cmd[i] != NULL; i++)
+        if (loads_numapin(cmd[i], agent)) {
+            fprintf(stderr, "numapin groups: the command already loads numapin (%s), so every JVM "
+                            "would act as that one's group: remove it (numapin groups gives each "
+                            "group its own agent through JAVA_TOOL_OPTIONS)\n", cmd[i]);
+            return 1;
+        }
+    return 0;
+}
+
+/* Waits for every group; after a forwarded signal, those still running
+ * GRACE_S seconds later are killed, saying so. */
+static void reap(struct result *r)
+{
+    int left = nchildren;
+    struct timespec since = {0, 0};
+    bool killed = false;
+    while (left > 0) {
+        for (int g = 0; g < nchildren; g++) {
+            int st;
+            if (children[g] <= 0 || waitpid(children[g], &st, WNOHANG) != children[g])
+                continue;
+            r[g].status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            children[g] = 0;
+            left--;
+        }
+        if (left == 0)
+            break;
+        if (forwarded && since.tv_sec == 0)
+            clock_gettime(CLOCK_MONOTONIC, &since);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (since.tv_sec != 0 && !killed && now.tv_sec - since.tv_sec >= GRACE_S) {
+            for (int g = 0; g < nchildren; g++)
+                if (children[g] > 0) {
+                    fprintf(stderr, "numapin groups: group %d (pid %d) still running %d s after "
+                                    "%s: killed\n", g, (int)children[g], GRACE_S,
+                            forwarded == SIGINT ? "SIGINT" : "SIGTERM");
+                    kill(children[g], SIGKILL);
+                }
+            killed = true;
+        }
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+    }
 }
 
 /* The agent that came with this executable: build/libnumapin.so beside
@@ -190,7 +285,9 @@ static void print_table(int groups, const struct result *r, const char *dir)
         printf(" %12s", keys->keys[k]);
     printf("  numapin\n");
     double total[MAX_KEYS] = {0};
+    int counted = 0;
     for (int g = 0; g < groups; g++) {
+        counted += r[g].status == 0;
         printf("%-6d %-6d", g, r[g].status);
         for (int k = 0; keys && k < keys->nkeys; k++) {
             double v = 0;
@@ -204,6 +301,8 @@ static void print_table(int groups, const struct result *r, const char *dir)
                 printf(" %12.2f", v);
             else
                 printf(" %12s", "-");
+            if (r[g].status != 0)
+                continue; /* a failed group's figures are not totalled */
             if (is_latency(keys->keys[k]))
                 total[k] = v > total[k] ? v : total[k];
             else
@@ -211,11 +310,16 @@ static void print_table(int groups, const struct result *r, const char *dir)
         }
         printf("  %s\n", r[g].summary[0] ? r[g].summary + (r[g].summary[0] == ' ') : "(no summary)");
     }
-    if (keys != NULL) {
+    if (keys != NULL && counted > 0) {
         printf("%-6s %-6s", "total", "");
         for (int k = 0; k < keys->nkeys; k++)
             printf(" %12.2f", total[k]);
-        printf("  (sums; worst group for *_ms)\n");
+        if (counted == groups)
+            printf("  (sums; worst group for *_ms)\n");
+        else
+            printf("  (sums of the %d groups that exited 0; worst of them for *_ms)\n", counted);
+    } else if (keys != NULL) {
+        printf("%-6s %-6s  (no group exited 0: nothing totalled)\n", "total", "");
     }
     printf("logs: %s/group-N.log\n", dir);
 }
@@ -285,6 +389,8 @@ int cli_groups(int argc, char **argv)
         fprintf(stderr, "numapin groups: agent %s: %s (use --agent)\n", agent, strerror(errno));
         return 2;
     }
+    if (already_loaded(argv + optind, agent))
+        return 2;
     if (make_dirs(dir) != 0) {
         fprintf(stderr, "numapin groups: cannot create %s: %s\n", dir, strerror(errno));
         return 1;
@@ -315,12 +421,9 @@ int cli_groups(int argc, char **argv)
         children[g] = pid;
         nchildren = g + 1;
     }
+    reap(r);
     int ok = 1;
     for (int g = 0; g < nchildren; g++) {
-        int st;
-        while (waitpid(children[g], &st, 0) < 0 && errno == EINTR)
-            ;
-        r[g].status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         ok &= r[g].status == 0;
         read_log(logs[g], &r[g]);
     }
