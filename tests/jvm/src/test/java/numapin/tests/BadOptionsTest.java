@@ -56,8 +56,20 @@ class BadOptionsTest {
         HYBRID
     }
 
-    /** One case: the option string's bytes, the machine, the word the error must name (or null). */
-    record Bad(String label, byte[] options, Topology machine, String names) {
+    /**
+     * One case: the option string's bytes, the machine, the word the error
+     * must name (or null), and values it must list.
+     */
+    record Bad(String label, byte[] options, Topology machine, String names, List<String> lists) {
+        Bad(String label, byte[] options, Topology machine, String names) {
+            this(label, options, machine, names, List.of());
+        }
+
+        /** The same case, its error also listing these values. */
+        Bad listing(String... values) {
+            return new Bad(label, options, machine, names, List.of(values));
+        }
+
         @Override
         public String toString() {
             return label;
@@ -164,10 +176,10 @@ class BadOptionsTest {
                 bad("domain=socket", "domain"),
                 bad("domain=L3", "domain"),
                 bad("cpus=socket", "cpus"),
-                bad("cpus=bogus", "cpus"),
+                bad("cpus=bogus", "cpus").listing("node", "core", "pu"),
                 bad("cpus=Core", "cpus"),
                 bad("cpukind=fast", "cpukind"),
-                bad("log=loud", "log"),
+                bad("log=loud", "log").listing("off", "error", "warning", "info", "debug", "trace"),
                 bad("log=INFO", "log"),
                 bad("log=info:", "log"),
                 bad("log=:x.log", "log"),
@@ -176,7 +188,7 @@ class BadOptionsTest {
                 bad("dryrun=maybe", "dryrun"),
                 bad("help=maybe", "help"),
                 // memory policies and their nodes
-                bad("mem=bogus", "mem"),
+                bad("mem=bogus", "mem").listing("preferred", "bind", "interleave", "local", "none"),
                 bad("mem=bind:", "mem"),
                 bad("mem=bind:a", "mem"),
                 bad("mem=bind:-1", "mem"),
@@ -329,6 +341,9 @@ class BadOptionsTest {
         String line = assertStopsWithOneLine(r, "options: " + c.label());
         if (c.names() != null) {
             assertTrue(hasWord(message(line), c.names()), "the error does not name '" + c.names() + "': " + line);
+        }
+        for (String v : c.lists()) {
+            assertTrue(hasWord(message(line), v), "the error does not list the valid value '" + v + "': " + line);
         }
     }
 
