@@ -50,6 +50,14 @@ final class Bench {
     final Map<String, String> placement = new TreeMap<>();
     final List<String> logLines;
 
+    /** A TierBench run that ended well: exit 0, its output parsed, its result line whole and consistent. */
+    static Bench of(ChildResult r) {
+        r.assertExit(0);
+        Bench b = new Bench(r.stdout, r.describe());
+        b.checkResult();
+        return b;
+    }
+
     Bench(String text, String context) {
         this.text = text;
         this.context = context;

@@ -94,9 +94,7 @@ class HarnessRecipesTest {
     void dryRunListsThreadNamesAndTheChosenGlobsPlaceExactlyTheTiers() {
         // (1) Which threads does a run create?
         ChildResult list = Launch.tierBench(Bench.SHORT).options("group=1,groups=2,dryrun,log=debug").run();
-        list.assertExit(0);
-        Bench b1 = new Bench(list.stdout, list.describe());
-        b1.checkResult();
+        Bench b1 = Bench.of(list);
         Map<String, Long> skipped = ChildResult.skipped(b1.logLines);
         assertTrue(skipped.keySet().containsAll(b1.tierPlacement().keySet()), "the tier threads should be"
                 + " listed as skipped (the default threads= matches fork-join pools named ForkJoinPool-*)\n"
@@ -157,9 +155,7 @@ class HarnessRecipesTest {
 
         // (3) Place them.
         ChildResult run = Launch.tierBench(Bench.SHORT).options("group=1,groups=2,threads=" + threads).run();
-        run.assertExit(0);
-        Bench b3 = new Bench(run.stdout, run.describe());
-        b3.checkResult();
+        Bench b3 = Bench.of(run);
         String cpus = b3.plan().get("cpus");
         if (Machine.isOneNodeTwoCpus()) {
             assertEquals("1", cpus, "group 1 of 2 on this machine\n" + run.describe());
@@ -489,9 +485,7 @@ class HarnessRecipesTest {
     @Test
     void systemdExecStartForInstance1PlacesGroup1() {
         ChildResult r = unitProcess(List.of(localUnit("unit")), "1", List.of()).run();
-        r.assertExit(0);
-        Bench b = new Bench(r.stdout, r.describe());
-        b.checkResult();
+        Bench b = Bench.of(r);
         Map<String, String> plan = b.plan();
         assertEquals("1", plan.get("group"), r.describe());
         assertEquals("2", plan.get("groups"), r.describe());
@@ -509,9 +503,7 @@ class HarnessRecipesTest {
      * group: one group, on CPU 1, the tier threads placed there.
      */
     static Bench assertOneGroupOnCpu1(ChildResult r) {
-        r.assertExit(0);
-        Bench b = new Bench(r.stdout, r.describe());
-        b.checkResult();
+        Bench b = Bench.of(r);
         Map<String, String> plan = b.plan();
         assertEquals("0", plan.get("group"), r.describe());
         assertEquals("1", plan.get("groups"), r.describe());
