@@ -1,10 +1,11 @@
-# Lifecycle tests: the JVM tests of tests/jvm (LifecycleTest,
-# AttachTest, AutoGroupTest, HostileTest) run inside `make test-java`; the
-# QEMU scenarios inside `make test-numa`.  This adds what they need:
+# Thread lifecycle tests: the JVM tests of tests/jvm (RescanTest,
+# AttachTest, AutoGroupTest, DeniedSystemCallTest, ...) run inside `make
+# test-java`; the QEMU scenarios inside `make test-numa`.  This adds what
+# they need:
 #
 #  - $(B)/tools/seccomp-deny, the launcher that makes system calls fail with
-#    EPERM under a seccomp filter (HostileTest finds it next to the agent;
-#    without it, the test compiles tests/jvm/tools/seccomp-deny.c itself);
+#    EPERM under a seccomp filter (the tests find it next to the agent;
+#    without it, they compile tests/jvm/tools/seccomp-deny.c themselves);
 #  - `make bench-threads`: thread start+join throughput with and without
 #    the agent, a markdown section on stdout (tests/bench/threads.sh);
 #    `make bench` appends the same section to docs/performance.md.  Both

@@ -64,7 +64,8 @@ for jdk in "${jdks[@]}"; do
     "$jdk/bin/java" \
         -Dnumapin.java="$jdk/bin/java" \
         -Dnumapin.agent="$agent" \
-        -Dnumapin.probe.cp="$out/classes" \
+        -Dnumapin.child.cp="$out/classes" \
+        -Dnumapin.repo="$root" \
         -Dnumapin.runs="$out/runs" \
         -jar "$junit_jar" \
         --disable-banner \

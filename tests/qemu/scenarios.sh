@@ -343,7 +343,7 @@ scenario_n3_groups6() {
     verdict
 }
 
-# ---- lifecycle and start-up advice (issue 5) ----------------------------------
+# ---- lifecycle and start-up advice -----------------------------------------
 
 # jvm_run TAG AGENT_OPTIONS JAVA_ARGS...: java with the agent (log at info
 # into /tmp/TAG.log, output in /tmp/TAG.out); prints the output (of
@@ -470,7 +470,7 @@ scenario_n3_cpu_offline() {
     verdict
 }
 
-# ---- the MultiJVM experiment (issue 6) -----------------------------------------
+# ---- the MultiJVM experiment -----------------------------------------------
 
 # kv LINE KEY: the value of KEY=... in a "key=value ..." line
 kv() {

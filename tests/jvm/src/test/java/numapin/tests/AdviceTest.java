@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The start-up advice (issue 4), each triggered and not triggered, in real
+ * The start-up advice, each triggered and not triggered, in real
  * JVMs. Advice lines read {@code [...][warning][numapin] advice: ...}
  * ("UseNUMA is off" at info level).
  *
@@ -65,7 +65,7 @@ class AdviceTest {
     @Test
     void unevenGroupCountIsAdvised() {
         for (int group : new int[] {0, 2}) {
-            ChildResult r = ChildJvm.probe("default:1").fakeTwoNodes().options("group=" + group + ",groups=3").run()
+            ChildResult r = Launch.probe("default:1").fakeTwoNodes().options("group=" + group + ",groups=3").run()
                     .assertExit(0);
             String line = one(r, "warning", "do not divide evenly");
             assertTrue(line.contains("advice: 3 groups on 2 nodes do not divide evenly"), line);
@@ -76,27 +76,16 @@ class AdviceTest {
     @Test
     void evenGroupCountIsNotAdvised() {
         for (String options : List.of("group=0,groups=2", "group=1,groups=2", "group=3,groups=4", "group=0,groups=1")) {
-            ChildResult r = ChildJvm.probe("default:1").fakeTwoNodes().options(options).run().assertExit(0);
+            ChildResult r = Launch.probe("default:1").fakeTwoNodes().options(options).run().assertExit(0);
             none(r, "do not divide evenly");
         }
     }
 
     // ---- 2. CPU and memory bindings on different nodes at start-up ----
 
-    /** The probe under a command prefix (numactl, taskset): ChildJvm has no prefix. */
+    /** The probe on the fake 2-node machine behind a command prefix (numactl, taskset). */
     private static ChildResult runUnder(List<String> prefix, String options, String... steps) {
-        List<String> cmd = new ArrayList<>(prefix);
-        cmd.add(ChildJvm.java());
-        cmd.add("-agentpath:" + ChildJvm.agent() + "=" + options);
-        cmd.addAll(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx64m",
-                "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2",
-                "-cp", ChildJvm.probeClassPath(), "numapin.probe.Probe"));
-        cmd.addAll(List.of(steps));
-        Map<String, String> env = new LinkedHashMap<>();
-        ChildJvm.isolate(env);
-        env.put("HWLOC_SYNTHETIC", ChildJvm.FAKE_TWO_NODES);
-        env.put("HWLOC_THISSYSTEM", "1");
-        return Launch.spawn(cmd, env, null).finish(ChildJvm.TIME_LIMIT_S);
+        return Launch.probe(steps).fakeTwoNodes().options(options).prefix(prefix.toArray(new String[0])).run();
     }
 
     private static final String MISALIGNED = "the JVM was started with CPUs";
@@ -120,7 +109,7 @@ class AdviceTest {
         r.assertCpus("0", r.probes("main"), "main thread under taskset -c 0");
         none(r, MISALIGNED);
         // And with no start-up binding at all.
-        ChildResult plain = ChildJvm.probe("default:1").fakeTwoNodes().options("group=1").run().assertExit(0);
+        ChildResult plain = Launch.probe("default:1").fakeTwoNodes().options("group=1").run().assertExit(0);
         none(plain, MISALIGNED);
     }
 
@@ -144,7 +133,7 @@ class AdviceTest {
     void useNumaIsReportedAsTheJvmDecidedIt() {
         // Asked for on the command line; on a one-node kernel HotSpot turns it
         // off, and numapin must report what the JVM decided.
-        ChildResult r = ChildJvm.probe("default:1").fakeTwoNodes().options("group=1")
+        ChildResult r = Launch.probe("default:1").fakeTwoNodes().options("group=1")
                 .jvmArg("-XX:+UseNUMA").jvmArg("-XX:+PrintFlagsFinal").run().assertExit(0);
         boolean on = Boolean.parseBoolean(finalFlags(r).get("UseNUMA"));
         if (Machine.nodesWithCpus().size() == 1) {
@@ -213,7 +202,7 @@ class AdviceTest {
     void gcAndJitThreadsSizedForTheMachineAreAdvised() {
         // Default GC (G1 here: 2 CPUs and plenty of memory; named to be sure):
         // ParallelGCThreads=2 for a 1-CPU group.
-        ChildResult r = ChildJvm.probe("default:1").fakeTwoNodes().options("group=0")
+        ChildResult r = Launch.probe("default:1").fakeTwoNodes().options("group=0")
                 .jvmArg("-XX:-UseSerialGC").jvmArg("-XX:+UseG1GC").jvmArg("-XX:+PrintFlagsFinal").run()
                 .assertExit(0);
         assertEquals("2", finalFlags(r).get("ParallelGCThreads"), r.describe());
@@ -222,7 +211,7 @@ class AdviceTest {
 
         // A JVM sized for 16 CPUs: all three flags, each at HotSpot's value
         // for one CPU.
-        ChildResult big = ChildJvm.probe("default:1").fakeTwoNodes().options("group=0")
+        ChildResult big = Launch.probe("default:1").fakeTwoNodes().options("group=0")
                 .jvmArg("-XX:-UseSerialGC").jvmArg("-XX:+UseG1GC").jvmArg("-XX:ActiveProcessorCount=16")
                 .jvmArg("-XX:+PrintFlagsFinal").run().assertExit(0);
         assertThreadAdvice(big, 1, "16");
@@ -233,13 +222,13 @@ class AdviceTest {
 
     @Test
     void gcAndJitThreadsThatFitTheGroupAreNotAdvised() {
-        ChildResult r = ChildJvm.probe("default:1").fakeTwoNodes().options("group=0")
+        ChildResult r = Launch.probe("default:1").fakeTwoNodes().options("group=0")
                 .jvmArg("-XX:-UseSerialGC").jvmArg("-XX:+UseG1GC")
                 .jvmArg("-XX:ParallelGCThreads=1").jvmArg("-XX:ConcGCThreads=1").jvmArg("-XX:CICompilerCount=2")
                 .run().assertExit(0);
         none(r, THREADS);
         // A group with every CPU the JVM sized itself for.
-        ChildResult whole = ChildJvm.probe("default:1").fakeTwoNodes().options("group=0,groups=1")
+        ChildResult whole = Launch.probe("default:1").fakeTwoNodes().options("group=0,groups=1")
                 .jvmArg("-XX:-UseSerialGC").jvmArg("-XX:+UseG1GC").run().assertExit(0);
         none(whole, THREADS);
     }
@@ -255,7 +244,7 @@ class AdviceTest {
         if (Files.isReadable(sysctl)) {
             mode = Integer.parseInt(Files.readString(sysctl).trim());
         }
-        ChildResult r = ChildJvm.probe("default:1").fakeTwoNodes().options("group=0").run().assertExit(0);
+        ChildResult r = Launch.probe("default:1").fakeTwoNodes().options("group=0").run().assertExit(0);
         if (mode > 0 && (mode & 1) != 0) {
             String line = one(r, "warning", "kernel automatic NUMA balancing is on");
             assertTrue(line.contains("kernel.numa_balancing=" + mode), line);
@@ -263,7 +252,7 @@ class AdviceTest {
             none(r, "NUMA balancing");
         }
         // Under dryrun nothing is bound, so there is nothing to advise.
-        ChildResult dry = ChildJvm.probe("default:1").fakeTwoNodes().options("group=0,dryrun").run().assertExit(0);
+        ChildResult dry = Launch.probe("default:1").fakeTwoNodes().options("group=0,dryrun").run().assertExit(0);
         none(dry, "NUMA balancing");
     }
 
@@ -273,14 +262,14 @@ class AdviceTest {
 
     @Test
     void oversubscriptionIsAdvisedOnce() {
-        ChildResult r = ChildJvm.probe("default:4").fakeTwoNodes().options("group=0").run().assertExit(0);
+        ChildResult r = Launch.probe("default:4").fakeTwoNodes().options("group=0").run().assertExit(0);
         assertEquals(4, r.placed().size(), r.describe());
         String line = one(r, "warning", OVERSUBSCRIBED);
         assertTrue(line.contains("advice: 2 placed threads are live on this group's 1 CPUs"),
                 "the first thread beyond the group's one CPU is the second: " + line);
         assertTrue(line.contains("new ForkJoinPool(1)"), "the fix sizes the pool to the group: " + line);
         // The later ones go to debug, not warning.
-        ChildResult debug = ChildJvm.probe("default:4").fakeTwoNodes().options("group=0,log=debug").run()
+        ChildResult debug = Launch.probe("default:4").fakeTwoNodes().options("group=0,log=debug").run()
                 .assertExit(0);
         one(debug, "warning", OVERSUBSCRIBED);
         assertTrue(advice(debug, "debug", OVERSUBSCRIBED).size() >= 2,
@@ -289,11 +278,11 @@ class AdviceTest {
 
     @Test
     void oneThreadPerCpuIsNotAdvised() {
-        ChildResult r = ChildJvm.probe("default:1").fakeTwoNodes().options("group=0").run().assertExit(0);
+        ChildResult r = Launch.probe("default:1").fakeTwoNodes().options("group=0").run().assertExit(0);
         assertEquals(1, r.placed().size(), r.describe());
         none(r, OVERSUBSCRIBED);
         // Two workers on a 2-CPU group.
-        ChildResult two = ChildJvm.probe("default:2").fakeTwoNodes().options("group=0,groups=1").run().assertExit(0);
+        ChildResult two = Launch.probe("default:2").fakeTwoNodes().options("group=0,groups=1").run().assertExit(0);
         assertEquals(2, two.placed().size(), two.describe());
         none(two, OVERSUBSCRIBED);
     }
@@ -301,7 +290,7 @@ class AdviceTest {
     /** Every advice line has the unified-logging shape and says what to do. */
     @Test
     void adviceLinesAreWellFormed() {
-        ChildResult r = ChildJvm.probe("default:4").fakeTwoNodes().options("group=0,groups=3")
+        ChildResult r = Launch.probe("default:4").fakeTwoNodes().options("group=0,groups=3")
                 .jvmArg("-XX:-UseSerialGC").jvmArg("-XX:+UseG1GC").run().assertExit(0);
         List<String> lines = anyAdvice(r, "");
         assertTrue(lines.size() >= 4, "uneven, shared CPUs, GC threads, oversubscription, UseNUMA\n" + r.describe());

@@ -36,8 +36,10 @@ class AttachTest {
         all = Machine.allowedCpus();
     }
 
-    static String jcmd() {
-        return Path.of(ChildJvm.java()).getParent().resolve("jcmd").toString();
+    /** jcmd PID JVMTI.agent_load LIB OPTIONS; the inner quotes: jcmd would otherwise split the options at '='. */
+    static ChildResult agentLoad(long pid, String options) {
+        return Launch.command(Build.jdkTool("jcmd"), String.valueOf(pid), "JVMTI.agent_load", Build.agent(),
+                "\"" + options + "\"").run();
     }
 
     @Test
@@ -50,19 +52,17 @@ class AttachTest {
         }
         Launch.Running run = target.start();
         try {
-            run.awaitLine(Pattern.compile("attach-ready pid=(\\d+)"), 60);
-            Path tools = RunLogs.newRunDir();
-            // The inner quotes: jcmd would otherwise split the options at '='.
-            String[] first = Launch.tool(tools, jcmd(), String.valueOf(run.pid()), "JVMTI.agent_load", ChildJvm.agent(),
-                    "\"group=1\"");
-            assertEquals("0", first[0], "jcmd exit status; output:\n" + first[1]);
-            assertTrue(first[1].contains("return code: 0"), "jcmd: the agent's Agent_OnAttach failed:\n" + first[1]);
+            run.awaitLine(Pattern.compile("attach-ready pid=(\\d+)"));
+            ChildResult first = agentLoad(run.pid(), "group=1");
+            assertEquals(0, first.exitCode, "jcmd exit status\n" + first.describe());
+            assertTrue(first.stdout.contains("return code: 0"), "jcmd: the agent's Agent_OnAttach failed\n"
+                    + first.describe());
             // A second load: the copy already there goes on, this one does
             // nothing, and jcmd shows it failed (return code 3).
-            String[] second = Launch.tool(tools, jcmd(), String.valueOf(run.pid()), "JVMTI.agent_load", ChildJvm.agent(),
-                    "\"group=0\"");
-            assertEquals("0", second[0], "second jcmd; output:\n" + second[1]);
-            assertTrue(second[1].contains("return code: 3"), "second jcmd: numapin already loaded\n" + second[1]);
+            ChildResult second = agentLoad(run.pid(), "group=0");
+            assertEquals(0, second.exitCode, "second jcmd\n" + second.describe());
+            assertTrue(second.stdout.contains("return code: 3"), "second jcmd: numapin already loaded\n"
+                    + second.describe());
             Files.createFile(go);
         } finally {
             if (!Files.exists(go)) {

@@ -20,13 +20,17 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import numapin.tests.ChildResult.Cpus;
 
 /**
  * group=auto (docs/lifecycle.md#groupauto): JVMs started at the same moment
- * claim distinct groups through flock'ed files in $XDG_RUNTIME_DIR/numapin.
- * Every test points XDG_RUNTIME_DIR at a fresh private directory. The
+ * claim distinct groups through flock'ed files in $XDG_RUNTIME_DIR/numapin,
+ * a directory numapin creates owner-only and refuses when it is not; a
+ * killed JVM frees its group. Every test points XDG_RUNTIME_DIR at a fresh
+ * private directory. The
  * machine is one node of two cores (CPUs 0 and 1): groups=4 puts groups 0
  * and 2 on CPU 0, groups 1 and 3 on CPU 1.
  */
@@ -41,11 +45,8 @@ class AutoGroupTest {
         all = Machine.allowedCpus();
     }
 
-    static Path privateDir(String name) throws IOException {
-        Path d = RunLogs.newRunDir().resolve(name);
-        Files.createDirectories(d);
-        Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwx------"));
-        return d;
+    static Path privateDir(String name) {
+        return TestFiles.mkdirs(RunLogs.newRunDir().resolve(name), true);
     }
 
     static Launch workers(Path xdg, String options, String... args) {
@@ -103,7 +104,7 @@ class AutoGroupTest {
             Thread.sleep(200);
             Files.createFile(gate);
             for (Launch.Running run : four) {
-                run.awaitLine(Pattern.compile("workers-ready pid=(\\d+)"), 60);
+                run.awaitLine(Pattern.compile("workers-ready pid=(\\d+)"));
                 int g = autoGroup(run, 4);
                 assertTrue(g >= 0, "no 'auto group=' line; logs in " + run.dir);
                 assertTrue(byGroup.put(g, run) == null, "two JVMs claimed group " + g + "; logs in " + run.dir);
@@ -129,11 +130,7 @@ class AutoGroupTest {
             assertEquals(Cpus.parse(all), Cpus.parse(Lines.one(fifth, "worker").get("cpus")), fifth.describe());
             assertEquals(-1, autoGroup(fifth.logLines(), 4), fifth.describe());
             // Under strict it does not start.
-            ChildResult strict = workers(xdg, "group=auto,groups=4,strict").run();
-            assertTrue(strict.exitCode != 0 && strict.exitCode < 128, strict.describe());
-            assertEquals(List.of(), Lines.of(strict, "worker"), strict.describe());
-            assertTrue(strict.stderrLogLines().stream().anyMatch(l -> l.contains("][error][numapin] ")
-                    && l.contains("all 4 groups are held")), strict.describe());
+            workers(xdg, "group=auto,groups=4,strict").run().assertStrictStop("all 4 groups are held");
             // Another layout (groups=2) has locks of its own: it gets its group 0.
             ChildResult other = workers(xdg, "group=auto,groups=2").run().assertExit(0);
             assertEquals(0, autoGroup(other.logLines(), 2), other.describe());
@@ -155,45 +152,69 @@ class AutoGroupTest {
         }
     }
 
-    private static void assertRefused(ChildResult r, String why) {
-        String ctx = r.describe();
-        List<String> w = r.failureWarnings();
-        assertEquals(1, w.size(), "one warning\n" + ctx);
-        assertTrue(w.get(0).contains(why), "the warning says '" + why + "': " + w.get(0));
-        assertEquals(List.of(), r.placed(), ctx);
-        assertEquals(Cpus.parse(all), Cpus.parse(Lines.one(r, "worker").get("cpus")), ctx);
+    /** The lock directory and lock file numapin creates: 0700 and 0600 whatever the umask. */
+    @Test
+    void lockDirectoryAndFileAreOwnerOnly() throws IOException {
+        Path xdg = privateDir("xdg");
+        ChildResult r = workers(xdg, "group=auto,groups=2").prefix("sh", "-c", "umask 0; exec \"$@\"", "sh").run()
+                .assertRan();
+        assertEquals(0, autoGroup(r.logLines(), 2), r.describe());
+        Path dir = xdg.resolve("numapin");
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir,
+                LinkOption.NOFOLLOW_LINKS)));
+        Path lock = dir.resolve(lockFile(2, 0));
+        assertTrue(Files.isRegularFile(lock, LinkOption.NOFOLLOW_LINKS), "no lock file " + lock);
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(lock,
+                LinkOption.NOFOLLOW_LINKS)));
     }
 
-    @Test
-    void aLockDirectoryThatIsASymlinkIsRefused() throws IOException {
+    /**
+     * An unsafe lock directory or lock file: one warning, nothing placed, the
+     * JVM runs; under strict it does not start. The targets of symlinks are
+     * left as they were.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"directory-symlink", "directory-0755", "lock-file-symlink"})
+    void unsafeLockDirectoryIsRefused(String kind) throws IOException {
         Path xdg = privateDir("xdg");
-        Path elsewhere = privateDir("elsewhere");
-        Files.createSymbolicLink(xdg.resolve("numapin"), elsewhere);
-        assertRefused(workers(xdg, "group=auto,groups=2").run().assertExit(0), "not a plain directory");
-        try (var s = Files.list(elsewhere)) {
-            assertEquals(0, s.count(), "lock files were created through the symlink");
+        Path dir = xdg.resolve("numapin");
+        Path target = xdg.resolve("elsewhere");
+        String pattern;
+        switch (kind) {
+            case "directory-symlink" -> {
+                Files.createDirectories(target);
+                Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwx------"));
+                Files.createSymbolicLink(dir, target);
+                pattern = "cannot open the group lock directory " + Pattern.quote(dir.toString())
+                        + ": .*not a plain directory";
+            }
+            case "directory-0755" -> {
+                Files.createDirectories(dir);
+                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+                pattern = "the group lock directory " + Pattern.quote(dir.toString()) + " must be owned by uid \\d+ "
+                        + "with no access for others \\(it is uid \\d+, mode 755\\)";
+            }
+            default -> {
+                Files.createDirectories(dir);
+                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+                Files.writeString(target, "precious\n");
+                Files.createSymbolicLink(dir.resolve(lockFile(2, 0)), target);
+                pattern = "cannot open " + Pattern.quote(dir.resolve(lockFile(2, 0)).toString())
+                        + ": Too many levels of symbolic links";
+            }
         }
-    }
-
-    @Test
-    void aLockDirectoryOthersMayReadIsRefused() throws IOException {
-        Path xdg = privateDir("xdg");
-        Path dir = Files.createDirectory(xdg.resolve("numapin"));
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-        assertRefused(workers(xdg, "group=auto,groups=2").run().assertExit(0), "mode 755");
-    }
-
-    @Test
-    void aLockFileThatIsASymlinkIsNotFollowed() throws IOException {
-        Path xdg = privateDir("xdg");
-        Path dir = Files.createDirectory(xdg.resolve("numapin"));
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-        Path target = xdg.getParent().resolve("victim");
-        Files.writeString(target, "precious\n");
-        Files.createSymbolicLink(dir.resolve(lockFile(2, 0)), target);
-        ChildResult r = workers(xdg, "group=auto,groups=2").run().assertExit(0);
-        assertRefused(r, lockFile(2, 0));
-        assertEquals("precious\n", Files.readString(target), "the file the symlink points to was written");
+        ChildResult r = workers(xdg, "group=auto,groups=2").run().assertRan();
+        r.assertWarnings(pattern + ".*numapin places no thread in this JVM");
+        assertEquals(List.of(), r.placed(), r.describe());
+        assertEquals(Cpus.parse(all), Cpus.parse(Lines.one(r, "worker").get("cpus")), r.describe());
+        workers(xdg, "group=auto,groups=2,strict").run().assertStrictStop(pattern + ".*strict");
+        if (kind.equals("directory-symlink")) {
+            try (var s = Files.list(target)) {
+                assertEquals(0, s.count(), "a lock file was created through the symlinked directory");
+            }
+        } else if (kind.equals("lock-file-symlink")) {
+            assertEquals("precious\n", Files.readString(target), "the symlinked lock file's target was written");
+        }
     }
 
     @Test

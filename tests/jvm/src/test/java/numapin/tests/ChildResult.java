@@ -23,6 +23,12 @@ final class ChildResult {
     /** Any numapin log line: the JVM's unified-logging shape. */
     static final Pattern LOG_LINE = Pattern.compile(
             "^\\[\\d+\\.\\d{3}s\\]\\[(error|warning|info|debug|trace)\\]\\[numapin\\] \\S.*");
+    static final Pattern ERROR_LINE = Pattern.compile("^\\[\\d+\\.\\d{3}s\\]\\[error\\]\\[numapin\\] \\S.*");
+    /** What HotSpot itself prints when Agent_OnLoad fails (JDK 17 and 25). */
+    static final Pattern HOTSPOT_LINE = Pattern.compile(
+            "^(Error occurred during initialization of VM|agent library failed (to init|Agent_OnLoad)\\b.*)$");
+    /** The last line of every program of numapin.child: "probe-done ...", "workers-done", ... */
+    static final Pattern DONE_LINE = Pattern.compile("^[a-z]+-done( .*)?$");
     static final String QUOTED = "\"((?:[^\"\\\\]|\\\\.)*)\"";
     static final Pattern PLACED = Pattern.compile(
             "^\\[\\d+\\.\\d{3}s\\]\\[info\\]\\[numapin\\] (placed|would-place) " + QUOTED
@@ -136,6 +142,22 @@ final class ChildResult {
         return placed(logLines(), "placed");
     }
 
+    /** A thread's key in {@link #placedByThread}: NAME/TID (a name alone may come back, a tid be reused). */
+    static String threadKey(String name, Object tid) {
+        return name + "/" + tid;
+    }
+
+    /** Placed lines by NAME/TID; fails on two lines for one thread, or on one that does not parse. */
+    Map<String, Placed> placedByThread() {
+        Map<String, Placed> m = new LinkedHashMap<>();
+        for (Placed p : placed()) {
+            assertTrue(m.put(threadKey(p.name(), p.tid()), p) == null,
+                    "two 'placed' lines for \"" + p.name() + "\" tid=" + p.tid() + "\n" + describe());
+        }
+        assertEquals(placedLike(logLines(), "placed"), m.size(), "'placed' lines that do not parse\n" + describe());
+        return m;
+    }
+
     List<Placed> wouldPlace() {
         return placed(logLines(), "would-place");
     }
@@ -204,6 +226,64 @@ final class ChildResult {
     ChildResult assertExit(int expected) {
         assertEquals(expected, exitCode, "exit status\n" + describe());
         return this;
+    }
+
+    /** The program ran to its end (its "...-done" line, exit 0), nothing on stderr from numapin, no crash. */
+    ChildResult assertRan() {
+        assertExit(0);
+        assertTrue(stdoutLines().stream().anyMatch(l -> DONE_LINE.matcher(l).matches()),
+                "the program did not finish\n" + describe());
+        assertEquals(List.of(), stderrLogLines(), "numapin lines on stderr\n" + describe());
+        assertEquals(List.of(), hsErrFiles(), "hs_err files: the JVM crashed\n" + describe());
+        return this;
+    }
+
+    /** Failure warnings (advice aside), each matching its pattern, in order, and no others. */
+    void assertWarnings(String... patterns) {
+        List<String> w = failureWarnings();
+        assertEquals(patterns.length, w.size(), "warnings (advice aside)\n" + describe());
+        for (int i = 0; i < patterns.length; i++) {
+            assertTrue(Pattern.compile(patterns[i]).matcher(w.get(i)).find(),
+                    "warning '" + w.get(i) + "' does not match " + patterns[i] + "\n" + describe());
+        }
+    }
+
+    /**
+     * numapin stopped the JVM at start-up: a non-zero exit that is not a
+     * signal, no hs_err file, exactly one numapin line on stderr, an error
+     * line in unified-logging shape matching the pattern, none on stdout,
+     * HotSpot's own initialization error, and nothing placed. Returns the
+     * error line.
+     */
+    String assertDidNotStart(String pattern) {
+        String ctx = describe();
+        assertTrue(exitCode != 0, "the JVM started\n" + ctx);
+        assertTrue(exitCode < 128, "the JVM died of a signal\n" + ctx);
+        assertEquals(List.of(), hsErrFiles(), "hs_err files: the JVM crashed\n" + ctx);
+        List<String> errors = stderrLogLines();
+        assertEquals(1, errors.size(), "numapin lines on stderr\n" + ctx);
+        String line = errors.get(0);
+        assertTrue(ERROR_LINE.matcher(line).matches(), "not an error line in unified-logging shape: " + line);
+        assertTrue(Pattern.compile(pattern).matcher(line).find(), line + " vs. " + pattern);
+        assertTrue((stdout + stderr).contains("Error occurred during initialization of VM"),
+                "HotSpot's own initialization error is missing\n" + ctx);
+        List<String> out = logLines();
+        assertEquals(List.of(), out.stream().filter(l -> l.contains("[error][numapin]")).collect(Collectors.toList()),
+                "error lines on stdout too\n" + ctx);
+        assertEquals(List.of(), out.stream().filter(l -> l.contains("[numapin] placed \"")
+                || l.contains("[numapin] would-place \"") || l.contains("[numapin] jvm group="))
+                .collect(Collectors.toList()), "placements before the JVM stopped\n" + ctx);
+        return line;
+    }
+
+    /**
+     * strict: the plan could not be applied, so numapin stopped the JVM
+     * ({@link #assertDidNotStart}) before the program printed anything.
+     */
+    void assertStrictStop(String pattern) {
+        assertDidNotStart(pattern);
+        assertEquals(List.of(), stdoutLines().stream().filter(l -> !l.isEmpty() && !l.contains("][numapin]")
+                && !HOTSPOT_LINE.matcher(l).matches()).collect(Collectors.toList()), "the program ran\n" + describe());
     }
 
     /** Every probe line of the given kinds read exactly these CPUs. */

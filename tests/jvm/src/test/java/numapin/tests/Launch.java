@@ -2,10 +2,12 @@ package numapin.tests;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -16,47 +18,139 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A child JVM running one of the numapin.lifecycle programs (or any class),
- * optionally under numapin, behind a command prefix (taskset, the seccomp
- * launcher, a shell that waits for a start signal), in the foreground
- * ({@link #run}) or in the background ({@link #start}). Logs go where
- * {@link ChildJvm}'s go (see {@link RunLogs}): command, environment, stdout
- * and stderr of every run, kept when the test fails.
+ * Every process a test starts: a child JVM, under numapin or not, running
+ * one of the programs of numapin.child, TierBench or {@code java -version};
+ * or any other command (the numapin CLI, a shell, jcmd, jq, a system tool).
+ * One builder for all of them, with
+ * <ul>
+ * <li>one time limit ({@link #TIME_LIMIT_S}): a child that has not ended by
+ * then is killed and the test fails;
+ * <li>one list of variables a child must not inherit from the test JVM
+ * ({@link #NOT_INHERITED}), so that only what a test sets reaches it;
+ * <li>one place for its logs: a run directory of {@link RunLogs} holding its
+ * command line with the environment it was given, its stdout and stderr,
+ * and its working directory (cwd/, unless the test names one), kept when
+ * the test fails.
+ * </ul>
+ * Its stdin is /dev/null. It runs in the foreground ({@link #run}) or in the
+ * background ({@link #start}).
  */
 final class Launch {
+    /** Generous: a child normally ends within seconds. The system property numapin.child.timeout overrides it. */
+    static final long TIME_LIMIT_S = Long.getLong("numapin.child.timeout", 120);
+
+    /**
+     * What a child must not inherit from the test JVM's environment: a fake
+     * topology, JVM options (which could load numapin or change the JVM),
+     * a group given by `numapin groups`. A test sets them itself.
+     */
+    static final List<String> NOT_INHERITED = List.of("HWLOC_SYNTHETIC", "HWLOC_THISSYSTEM", "HWLOC_XMLFILE",
+            "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "NUMAPIN_GROUP", "NUMAPIN_GROUPS");
+
+    /** HWLOC_SYNTHETIC for a fake 2-node machine whose PUs 0 and 1 are CPUs 0 and 1. */
+    static final String FAKE_TWO_NODES = "pack:1 numa:2 core:1 pu:1";
+
     /** HWLOC_SYNTHETIC: one node of two cores, PUs 0 and 1 = this machine's CPUs 0 and 1. */
     static final String ONE_NODE_TWO_CORES = "pack:1 numa:1 core:2 pu:1";
 
-    private final List<String> prefix = new ArrayList<>();
+    private final boolean jvm;
+    /** A JVM: its options (agent aside) and main class with arguments; another command: all of it. */
     private final List<String> jvmArgs = new ArrayList<>();
-    private final List<String> mainArgs = new ArrayList<>();
+    private final List<String> args = new ArrayList<>();
+    private final List<String> prefix = new ArrayList<>();
     private final Map<String, String> env = new LinkedHashMap<>();
+    private boolean withAgent;
     private String agentOptions;
-    private boolean withAgent = true;
-    private String java = ChildJvm.java();
+    private Path cwd;
+    private boolean cwdForAnyone;
 
-    private Launch(String mainClass, String... args) {
-        ChildJvm.isolate(env);
-        jvmArgs.addAll(List.of("-XX:+UseSerialGC", "-Xmx64m", "-cp", ChildJvm.probeClassPath()));
-        mainArgs.add(mainClass);
-        mainArgs.addAll(Arrays.asList(args));
+    private Launch(boolean jvm, boolean withAgent) {
+        this.jvm = jvm;
+        this.withAgent = withAgent;
+        for (String k : NOT_INHERITED) {
+            env.put(k, null);
+        }
     }
 
-    /** numapin.lifecycle.NAME with these arguments. */
+    // ---- what to run ---------------------------------------------------------------------------
+
+    /** A child JVM with numapin: these JVM options, then the main class (or -version) and its arguments. */
+    private static Launch jvm(List<String> jvmArgs, String main, List<String> args) {
+        Launch l = new Launch(true, true);
+        l.jvmArgs.addAll(jvmArgs);
+        l.args.add(main);
+        l.args.addAll(args);
+        return l;
+    }
+
+    /**
+     * numapin.child.Probe with these steps: every thread it starts reports
+     * where it runs. C1 only, a small heap, and two common-pool workers
+     * whatever the machine's CPU count.
+     */
+    static Launch probe(String... steps) {
+        return jvm(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx64m",
+                "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2", "-cp", Build.childClassPath()),
+                "numapin.child.Probe", Arrays.asList(steps));
+    }
+
+    /** numapin.child.NAME with these arguments (both compilers, as a JVM has by default). */
     static Launch program(String name, String... args) {
-        return new Launch("numapin.lifecycle." + name, args);
+        return jvm(List.of("-XX:+UseSerialGC", "-Xmx64m", "-cp", Build.childClassPath()), "numapin.child." + name,
+                Arrays.asList(args));
     }
 
+    /** `java -version`: the JVM starts (or fails to) and ends at once. */
+    static Launch version() {
+        return jvm(List.of("-XX:+UseSerialGC"), "-version", List.of());
+    }
+
+    /** TierBench with these arguments, without numapin unless {@link #options} asks for it. */
+    static Launch tierBench(List<String> args) {
+        return jvm(List.of("-cp", Build.tierBenchClassPath()), Build.TIERBENCH, args).noAgent();
+    }
+
+    /** Any other command: the numapin CLI, a shell, a JDK or system tool. */
+    static Launch command(List<String> cmd) {
+        Launch l = new Launch(false, false);
+        l.args.addAll(cmd);
+        return l;
+    }
+
+    static Launch command(String... cmd) {
+        return command(Arrays.asList(cmd));
+    }
+
+    /** /bin/sh -c SCRIPT. */
+    static Launch sh(String script) {
+        return command("/bin/sh", "-c", script);
+    }
+
+    // ---- how --------------------------------------------------------------------------------------
+
+    private Launch jvmOnly(String what) {
+        if (!jvm) {
+            throw new IllegalStateException(what + " is for a child JVM, not for " + args);
+        }
+        return this;
+    }
+
+    /** -agentpath:LIB=options; null for no "=options" at all. */
     Launch options(String options) {
+        jvmOnly("options");
+        this.withAgent = true;
         this.agentOptions = options;
         return this;
     }
 
+    /** No -agentpath: the JVM without numapin (or with numapin from the environment). */
     Launch noAgent() {
+        jvmOnly("noAgent");
         this.withAgent = false;
         return this;
     }
 
+    /** Sets a variable of the child's environment; null removes it. */
     Launch env(String key, String value) {
         env.put(key, value);
         return this;
@@ -64,7 +158,7 @@ final class Launch {
 
     /** The fake 2-node machine: node 0 holds CPU 0, node 1 holds CPU 1. */
     Launch fakeTwoNodes() {
-        return env("HWLOC_SYNTHETIC", ChildJvm.FAKE_TWO_NODES).env("HWLOC_THISSYSTEM", "1");
+        return env("HWLOC_SYNTHETIC", FAKE_TWO_NODES).env("HWLOC_THISSYSTEM", "1");
     }
 
     /** One node with two cores, CPUs 0 and 1: a group with two slots for cpus=core|pu. */
@@ -72,63 +166,74 @@ final class Launch {
         return env("HWLOC_SYNTHETIC", ONE_NODE_TWO_CORES).env("HWLOC_THISSYSTEM", "1");
     }
 
+    /** More JVM options, after the others. */
+    Launch jvmArg(String... more) {
+        jvmOnly("jvmArg");
+        jvmArgs.addAll(Arrays.asList(more));
+        return this;
+    }
+
     /** Another collector than the default -XX:+UseSerialGC. */
     Launch gc(String flag) {
+        jvmOnly("gc");
         jvmArgs.set(jvmArgs.indexOf("-XX:+UseSerialGC"), flag);
         return this;
     }
 
-    Launch jvmArg(String... args) {
-        jvmArgs.addAll(0, Arrays.asList(args));
-        return this;
-    }
-
-    /** Runs the JVM behind this command (e.g. taskset -c 1). */
+    /** Runs the command behind this one (taskset -c 1, numactl, the seccomp launcher, a shell that waits). */
     Launch prefix(String... cmd) {
         prefix.addAll(Arrays.asList(cmd));
         return this;
     }
 
+    /** As another user, through setpriv; the working directory is then writable by anyone (for an hs_err file). */
+    Launch asUser(String user, String group) {
+        cwdForAnyone = true;
+        return prefix("setpriv", "--reuid=" + user, "--regid=" + group, "--clear-groups", "--");
+    }
+
+    /** In this working directory instead of the run directory's cwd/. */
+    Launch cwd(Path dir) {
+        this.cwd = dir;
+        return this;
+    }
+
+    /**
+     * Without the sanitizer runtime that `make test-asan` preloads into
+     * every process of the suite: for a system tool, which is not under test.
+     */
+    Launch noPreload() {
+        return env("LD_PRELOAD", null);
+    }
+
+    /** The command line, prefix first. */
     List<String> command() {
         List<String> cmd = new ArrayList<>(prefix);
-        cmd.add(java);
-        if (withAgent) {
-            cmd.add("-agentpath:" + ChildJvm.agent() + (agentOptions == null ? "" : "=" + agentOptions));
+        if (jvm) {
+            cmd.add(Build.java());
+            if (withAgent) {
+                cmd.add("-agentpath:" + Build.agent() + (agentOptions == null ? "" : "=" + agentOptions));
+            }
+            cmd.addAll(jvmArgs);
         }
-        cmd.addAll(jvmArgs);
-        cmd.addAll(mainArgs);
+        cmd.addAll(args);
         return cmd;
     }
 
-    /** Runs to the end (with ChildJvm's time limit). */
+    /** Runs it to its end. */
     ChildResult run() {
         return start().finish();
     }
 
-    /** Starts it in the background. */
+    /** Starts it in the background, in a new run directory of {@link RunLogs}. */
     Running start() {
-        return spawn(command(), env, null);
-    }
-
-    /**
-     * Starts a command in the background, in a new run directory of
-     * {@link RunLogs} (command, environment, stdout and stderr kept there), in
-     * {@code cwd} or the run directory's cwd/, with {@code env} laid over the
-     * inherited environment (a null value removes the variable) and stdin
-     * from /dev/null. The one way every test here starts a process.
-     */
-    static Running spawn(List<String> cmd, Map<String, String> env, Path cwd) {
+        List<String> cmd = command();
         Path dir = RunLogs.newRunDir();
         try {
-            return spawn(dir, cwd != null ? cwd : Files.createDirectories(dir.resolve("cwd")), cmd, env);
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot run " + cmd + " (logs in " + dir + ")", e);
-        }
-    }
-
-    /** The same in a run directory and working directory made by the caller. */
-    static Running spawn(Path dir, Path work, List<String> cmd, Map<String, String> env) {
-        try {
+            Path work = cwd != null ? cwd : Files.createDirectories(dir.resolve("cwd"));
+            if (cwdForAnyone) {
+                Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxrwxrwx"));
+            }
             ProcessBuilder pb = new ProcessBuilder(cmd);
             pb.directory(work.toFile());
             StringBuilder envText = new StringBuilder();
@@ -142,15 +247,29 @@ final class Launch {
             });
             Path out = dir.resolve("stdout.txt");
             Path err = dir.resolve("stderr.txt");
-            pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+            pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
             pb.redirectOutput(out.toFile());
             pb.redirectError(err.toFile());
-            Files.writeString(dir.resolve("command.txt"),
-                    "cd " + work + "\n" + envText + ChildJvm.shellQuote(cmd) + "\n");
+            Files.writeString(dir.resolve("command.txt"), "cd " + work + "\n" + envText + shellQuote(cmd) + "\n");
             return new Running(pb.start(), dir, work, out, err);
         } catch (IOException e) {
             throw new IllegalStateException("cannot run " + cmd + " (logs in " + dir + ")", e);
         }
+    }
+
+    static String shellQuote(List<String> cmd) {
+        StringBuilder sb = new StringBuilder();
+        for (String a : cmd) {
+            if (sb.length() > 0) {
+                sb.append(' ');
+            }
+            if (a.matches("[A-Za-z0-9_@%+=:,./-]+")) {
+                sb.append(a);
+            } else {
+                sb.append('\'').append(a.replace("'", "'\\''")).append('\'');
+            }
+        }
+        return sb.toString();
     }
 
     /** A child started in the background. */
@@ -185,8 +304,8 @@ final class Launch {
          * Waits until a line of stdout matches (the first match, its groups
          * available); fails when the child ends or the time limit passes first.
          */
-        Matcher awaitLine(Pattern p, long limitS) {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(limitS);
+        Matcher awaitLine(Pattern p) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIME_LIMIT_S);
             while (true) {
                 boolean alive = process.isAlive();
                 for (String l : ChildResult.lines(stdout() + "\n")) {
@@ -200,7 +319,7 @@ final class Launch {
                             + "; logs in " + dir + "\n" + finish().describe());
                 }
                 if (System.nanoTime() > deadline) {
-                    fail("no line matching " + p + " within " + limitS + " s; logs in " + dir);
+                    fail("no line matching " + p + " within " + TIME_LIMIT_S + " s; logs in " + dir);
                 }
                 try {
                     Thread.sleep(20);
@@ -211,21 +330,16 @@ final class Launch {
             }
         }
 
-        /** Waits for the end (ChildJvm's time limit) and reads what it wrote. */
-        ChildResult finish() {
-            return finish(ChildJvm.TIME_LIMIT_S);
-        }
-
         /**
-         * Waits up to limitS for the end, else kills it and fails; then reads
-         * what it wrote (bytes that are not UTF-8, such as an option string
-         * echoed raw, show as U+FFFD).
+         * Waits for the end, or kills it and fails when the time limit passes
+         * first; then reads what it wrote (bytes that are not UTF-8, such as
+         * an option string echoed raw, show as U+FFFD).
          */
-        ChildResult finish(long limitS) {
+        ChildResult finish() {
             try {
-                if (!process.waitFor(limitS, TimeUnit.SECONDS)) {
+                if (!process.waitFor(TIME_LIMIT_S, TimeUnit.SECONDS)) {
                     kill();
-                    fail("child did not end within " + limitS + " s; logs in " + dir);
+                    fail("child did not end within " + TIME_LIMIT_S + " s; logs in " + dir);
                 }
                 return new ChildResult(dir, work, process.exitValue(),
                         new String(Files.readAllBytes(out), StandardCharsets.UTF_8),
@@ -243,33 +357,10 @@ final class Launch {
             process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly();
             try {
-                process.waitFor(30, TimeUnit.SECONDS);
+                process.waitFor(TIME_LIMIT_S, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        }
-    }
-
-    /** Runs a tool (jcmd, cc, mkfifo) to its end; returns its exit status and output. */
-    static String[] tool(Path dir, String... cmd) {
-        try {
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-            pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-            Path log = Files.createTempFile(dir, "tool-", ".txt");
-            pb.redirectOutput(log.toFile());
-            Process p = pb.start();
-            if (!p.waitFor(ChildJvm.TIME_LIMIT_S, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                fail(String.join(" ", cmd) + " did not end in time");
-            }
-            String text = Files.readString(log, StandardCharsets.UTF_8);
-            Files.writeString(log, ChildJvm.shellQuote(Arrays.asList(cmd)) + "\nexit " + p.exitValue() + "\n" + text);
-            return new String[] {String.valueOf(p.exitValue()), text};
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
     }
 }

@@ -10,7 +10,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The lifecycle programs' output: lines "WORD key=value key="quoted value" ...".
+ * The child programs' output (numapin.child): lines "WORD key=value key="quoted value" ...".
  */
 final class Lines {
     private static final Pattern FIELD = Pattern.compile(" ([a-z_]+)=(\"(?:[^\"\\\\]|\\\\.)*\"|\\S+)");
@@ -42,11 +42,16 @@ final class Lines {
         return out;
     }
 
+    /** Exactly n such lines. */
+    static List<Map<String, String>> exactly(ChildResult r, String word, int n) {
+        List<Map<String, String>> l = of(r, word);
+        assertTrue(l.size() == n, l.size() + " '" + word + "' lines, expected " + n + "\n" + r.describe());
+        return l;
+    }
+
     /** Exactly one such line. */
     static Map<String, String> one(ChildResult r, String word) {
-        List<Map<String, String>> l = of(r, word);
-        assertTrue(l.size() == 1, l.size() + " '" + word + "' lines, expected 1\n" + r.describe());
-        return l.get(0);
+        return exactly(r, word, 1).get(0);
     }
 
     /** numapin's summary line as a map (every field). */

@@ -3,10 +3,6 @@ package numapin.tests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,7 +18,7 @@ import numapin.tests.ChildResult.Placed;
 import numapin.tests.ChildResult.ProbeLine;
 import numapin.tests.ChildResult.Summary;
 
-/** numapin's log: its shape, its facts checked against /proc, its levels and its file. */
+/** numapin's log: its shape, its facts checked against /proc, its levels. (Its file: {@link LogFileTest}.) */
 @ExtendWith(RunLogs.class)
 class LogTest {
     static final String DEFAULT_THREADS = PlacementTest.DEFAULT_THREADS;
@@ -45,7 +41,7 @@ class LogTest {
 
     @Test
     void logLinesParseAndAgreeWithProc() {
-        ChildResult r = ChildJvm.probe(PlacementTest.MIX).fakeTwoNodes().options("group=0,log=debug").run()
+        ChildResult r = Launch.probe(PlacementTest.MIX).fakeTwoNodes().options("group=0,log=debug").run()
                 .assertExit(0);
         List<String> log = r.logLines();
         assertEquals(List.of(), r.stderrLogLines(), "numapin lines on stderr in a run with nothing wrong\n"
@@ -100,7 +96,7 @@ class LogTest {
 
     @Test
     void defaultLevelIsInfo() {
-        ChildResult r = ChildJvm.probe(PlacementTest.MIX).fakeTwoNodes().options("group=0").run().assertExit(0);
+        ChildResult r = Launch.probe(PlacementTest.MIX).fakeTwoNodes().options("group=0").run().assertExit(0);
         List<String> log = r.logLines();
         assertEquals(List.of(), log.stream().filter(l -> l.contains("[debug][numapin]") || l.contains("[trace][numapin]"))
                 .collect(Collectors.toList()), "debug/trace lines at the default level\n" + r.describe());
@@ -113,7 +109,7 @@ class LogTest {
 
     @Test
     void logOffPrintsNothingAndStillPlaces() {
-        ChildResult r = ChildJvm.probe("default:2").fakeTwoNodes().options("group=0,log=off").run().assertExit(0);
+        ChildResult r = Launch.probe("default:2").fakeTwoNodes().options("group=0,log=off").run().assertExit(0);
         assertEquals(List.of(), r.logLines(), r.describe());
         assertEquals(List.of(), r.stderrLogLines(), r.describe());
         r.assertCpus("0", r.probes("default"), "default-pool worker under log=off");
@@ -121,42 +117,8 @@ class LogTest {
 
     @Test
     void logWarningHidesInfo() {
-        ChildResult r = ChildJvm.probe("default:2").fakeTwoNodes().options("group=0,log=warning").run().assertExit(0);
+        ChildResult r = Launch.probe("default:2").fakeTwoNodes().options("group=0,log=warning").run().assertExit(0);
         assertEquals(List.of(), r.levelLines("info"), r.describe());
         r.assertCpus("0", r.probes("default"), "default-pool worker under log=warning");
-    }
-
-    @Test
-    void logToFileIsPrivateAndAppended() throws IOException {
-        Path dir = Files.createTempDirectory("numapin-log");
-        try {
-            Path file = dir.resolve("file.log");
-            ChildResult r1 = ChildJvm.probe("default:2", "plain:Side").fakeTwoNodes()
-                    .options("group=0,log=info:" + file).run().assertExit(0);
-            assertEquals(List.of(), r1.logLines(), "numapin lines on stdout with log=info:FILE\n" + r1.describe());
-            assertEquals(List.of(), r1.stderrLogLines(), r1.describe());
-            assertTrue(Files.exists(file), "no log file " + file + "\n" + r1.describe());
-            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)),
-                    "log file mode");
-            String first = Files.readString(file);
-            List<String> lines1 = ChildResult.lines(first);
-            assertEquals(lines1.size(), ChildResult.numapinLines(first).size(),
-                    "lines in the log file that are not numapin's:\n" + first);
-            r1.assertPlacementLinesMatchProbe(lines1, DEFAULT_THREADS, "placed", true);
-            assertEquals(2, ChildResult.summary(lines1, first).placed(), first);
-
-            ChildResult r2 = ChildJvm.probe("default:2").fakeTwoNodes()
-                    .options("group=0,log=info:" + file).run().assertExit(0);
-            assertEquals(List.of(), r2.logLines(), r2.describe());
-            String both = Files.readString(file);
-            assertTrue(both.startsWith(first), "the second run did not append to the log file:\n" + both);
-            List<String> lines2 = ChildResult.lines(both.substring(first.length()));
-            r2.assertPlacementLinesMatchProbe(lines2, DEFAULT_THREADS, "placed", true);
-            assertEquals(2, lines2.stream().filter(l -> l.contains("[numapin] placed \"")).count(), both);
-            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)),
-                    "log file mode after appending");
-        } finally {
-            RunLogs.deleteTree(dir);
-        }
     }
 }

@@ -9,7 +9,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 
-import numapin.lifecycle.Self;
+import numapin.child.Self;
 
 /** Facts about the machine the tests run on, read from /proc and /sys. */
 final class Machine {
@@ -49,5 +49,19 @@ final class Machine {
     /** True on the machine the real-topology tests are written for: 1 node, CPUs 0-1. */
     static boolean isOneNodeTwoCpus() {
         return nodesWithCpus().equals(Set.of(0)) && ChildResult.Cpus.parse(allowedCpus()).equals(Set.of(0, 1));
+    }
+
+    /** A command of that name on PATH. */
+    static boolean onPath(String name) {
+        for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            if (Files.isExecutable(Path.of(d, name))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static boolean isRoot() {
+        return "root".equals(System.getProperty("user.name"));
     }
 }

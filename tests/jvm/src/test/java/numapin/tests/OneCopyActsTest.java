@@ -36,7 +36,7 @@ class OneCopyActsTest {
     /** The agent under another name in another directory. */
     static Path copyOfAgent() throws IOException {
         Path copy = RunLogs.newRunDir().resolve("other-name-numapin.so");
-        Files.copy(Path.of(ChildJvm.agent()), copy, StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(Path.of(Build.agent()), copy, StandardCopyOption.REPLACE_EXISTING);
         return copy;
     }
 
@@ -56,7 +56,7 @@ class OneCopyActsTest {
         List<String> again = r.levelLines("warning").stream().filter(l -> l.contains("already loaded")).toList();
         assertEquals(1, again.size(), ctx);
         String w = again.get(0);
-        assertTrue(w.contains(ChildJvm.agent() + " (options 'group=1,groups=2') acts"), "names the copy that acts: " + w);
+        assertTrue(w.contains(Build.agent() + " (options 'group=1,groups=2') acts"), "names the copy that acts: " + w);
         assertTrue(w.contains("this copy, " + copy + " (options 'group=0,groups=2'), does nothing"),
                 "names the copy that does nothing: " + w);
         assertEquals(1, r.logLines().stream().filter(l -> l.contains("][numapin] summary ")).count(),
@@ -64,8 +64,8 @@ class OneCopyActsTest {
         assertEquals("1", Lines.summary(r).get("group"), ctx);
     }
 
-    static String jcmd() {
-        return Path.of(ChildJvm.java()).getParent().resolve("jcmd").toString();
+    static ChildResult agentLoad(long pid, String lib, String options) {
+        return Launch.command(Build.jdkTool("jcmd"), String.valueOf(pid), "JVMTI.agent_load", lib, options).run();
     }
 
     @Test
@@ -76,16 +76,14 @@ class OneCopyActsTest {
             target.jvmArg("-XX:+EnableDynamicAgentLoading");
         }
         Launch.Running run = target.start();
-        String[] unquoted, first, other;
+        ChildResult unquoted, first, other;
         Path copy = copyOfAgent();
         try {
-            run.awaitLine(Pattern.compile("attach-ready pid=(\\d+)"), 60);
-            Path tools = RunLogs.newRunDir();
-            String pid = String.valueOf(run.pid());
+            run.awaitLine(Pattern.compile("attach-ready pid=(\\d+)"));
             // Without the inner quotes jcmd cuts the options at '='.
-            unquoted = Launch.tool(tools, jcmd(), pid, "JVMTI.agent_load", ChildJvm.agent(), "group=1,groups=2");
-            first = Launch.tool(tools, jcmd(), pid, "JVMTI.agent_load", ChildJvm.agent(), "\"group=1,groups=2\"");
-            other = Launch.tool(tools, jcmd(), pid, "JVMTI.agent_load", copy.toString(), "\"group=0,groups=2\"");
+            unquoted = agentLoad(run.pid(), Build.agent(), "group=1,groups=2");
+            first = agentLoad(run.pid(), Build.agent(), "\"group=1,groups=2\"");
+            other = agentLoad(run.pid(), copy.toString(), "\"group=0,groups=2\"");
             Files.createFile(go);
         } finally {
             if (!Files.exists(go)) {
@@ -93,11 +91,11 @@ class OneCopyActsTest {
             }
         }
         ChildResult r = run.finish().assertExit(0);
-        String ctx = r.describe() + "\njcmd: " + String.join("\n", unquoted) + "\n" + String.join("\n", first) + "\n"
-                + String.join("\n", other);
-        assertTrue(unquoted[1].contains("return code: 1"), "bad options: 1\n" + ctx);
-        assertTrue(first[1].contains("return code: 0"), ctx);
-        assertTrue(other[1].contains("return code: 3"), "already loaded: 3\n" + ctx);
+        String ctx = r.describe() + "\njcmd: " + unquoted.describe() + "\n" + first.describe() + "\n"
+                + other.describe();
+        assertTrue(unquoted.stdout.contains("return code: 1"), "bad options: 1\n" + ctx);
+        assertTrue(first.stdout.contains("return code: 0"), ctx);
+        assertTrue(other.stdout.contains("return code: 3"), "already loaded: 3\n" + ctx);
         List<String> errors = r.stderrLogLines().stream().filter(l -> l.contains("][error][numapin]")).toList();
         assertEquals(1, errors.size(), ctx);
         assertTrue(errors.get(0).contains("option 'group' needs a value")

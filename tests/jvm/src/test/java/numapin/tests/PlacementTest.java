@@ -55,7 +55,7 @@ class PlacementTest {
 
     @Test
     void group0PutsEveryForkJoinWorkerOnCpu0() {
-        ChildResult r = ChildJvm.probe(MIX).fakeTwoNodes().options("group=0").run().assertExit(0);
+        ChildResult r = Launch.probe(MIX).fakeTwoNodes().options("group=0").run().assertExit(0);
         assertDefaultPoolsOn(r, "0");
         Map<String, Placed> placed = r.assertPlacementLinesMatchProbe(r.logLines(), DEFAULT_THREADS, "placed", true);
         for (Placed p : placed.values()) {
@@ -66,7 +66,7 @@ class PlacementTest {
 
     @Test
     void group1PutsEveryForkJoinWorkerOnCpu1() {
-        ChildResult r = ChildJvm.probe(MIX).fakeTwoNodes().options("group=1").run().assertExit(0);
+        ChildResult r = Launch.probe(MIX).fakeTwoNodes().options("group=1").run().assertExit(0);
         assertDefaultPoolsOn(r, "1");
         Map<String, Placed> placed = r.assertPlacementLinesMatchProbe(r.logLines(), DEFAULT_THREADS, "placed", true);
         for (Placed p : placed.values()) {
@@ -78,7 +78,7 @@ class PlacementTest {
     @Test
     void customThreadGlobsPlaceOnlyThosePools() {
         String threads = "Tier1-*|Tier2-*";
-        ChildResult r = ChildJvm.probe("custom:Tier1:2", "custom:Tier2:2", "custom:Tier3:1", "default:2", "common",
+        ChildResult r = Launch.probe("custom:Tier1:2", "custom:Tier2:2", "custom:Tier3:1", "default:2", "common",
                         "plain:Side")
                 .fakeTwoNodes().options("group=1,mem=none,threads=" + threads).run().assertExit(0);
         List<ProbeLine> tier12 = r.probes("custom").stream()
@@ -98,7 +98,7 @@ class PlacementTest {
     void globsMatchCharacterClassesAndAnyThread() {
         // fnmatch globs: [..] and ?; and a plain (non-pool) thread by its exact name.
         String threads = "Tier[13]-worker-?|Solo";
-        ChildResult r = ChildJvm.probe("custom:Tier1:2", "custom:Tier2:1", "custom:Tier3:1", "plain:Solo",
+        ChildResult r = Launch.probe("custom:Tier1:2", "custom:Tier2:1", "custom:Tier3:1", "plain:Solo",
                         "plain:Solo2")
                 .fakeTwoNodes().options("group=0,threads=" + threads).run().assertExit(0);
         Map<String, String> cpus = new TreeMap<>();
@@ -117,82 +117,9 @@ class PlacementTest {
         r.assertPlacementLinesMatchProbe(r.logLines(), threads, "placed", true);
     }
 
-    /** cpus=pu or cpus=core: each worker gets one CPU, the least loaded one. */
-    private void assertSpreadOnePerCpu(String mode) {
-        // groups=1 on the fake machine: the group is both nodes, CPUs 0 and 1.
-        ChildResult two = ChildJvm.probe("default:2").fakeTwoNodes().options("groups=1,cpus=" + mode).run()
-                .assertExit(0);
-        List<ProbeLine> w = two.probes("default");
-        assertEquals(2, w.size(), two.describe());
-        Set<Set<Integer>> got = w.stream().map(p -> (Set<Integer>) Cpus.parse(p.cpus())).collect(Collectors.toSet());
-        assertEquals(Set.of(Set.of(0), Set.of(1)), got,
-                "cpus=" + mode + " with 2 workers on CPUs 0-1: one on each\n" + two.describe());
-        two.assertCpus(all, two.probes("main"), "main thread");
-        two.assertPlacementLinesMatchProbe(two.logLines(), DEFAULT_THREADS, "placed", true);
-
-        // Four live workers from two pools: two on each CPU.
-        ChildResult four = ChildJvm.probe("default:2", "common").fakeTwoNodes().options("groups=1,cpus=" + mode).run()
-                .assertExit(0);
-        List<ProbeLine> all4 = new ArrayList<>(four.probes("default"));
-        all4.addAll(four.probes("common"));
-        assertEquals(4, all4.size(), four.describe());
-        Map<String, Integer> perCpu = new TreeMap<>();
-        for (ProbeLine p : all4) {
-            assertEquals(1, Cpus.parse(p.cpus()).size(), "cpus=" + mode + " gives one CPU: " + p + "\n"
-                    + four.describe());
-            perCpu.merge(p.cpus(), 1, Integer::sum);
-        }
-        assertEquals(Map.of("0", 2, "1", 2), perCpu, "cpus=" + mode + ": 4 workers spread over CPUs 0 and 1\n"
-                + four.describe());
-        four.assertPlacementLinesMatchProbe(four.logLines(), DEFAULT_THREADS, "placed", true);
-    }
-
-    @Test
-    void cpusPuSpreadsWorkersOnePerCpu() {
-        assertSpreadOnePerCpu("pu");
-    }
-
-    @Test
-    void cpusCoreSpreadsWorkersOnePerCore() {
-        assertSpreadOnePerCpu("core");
-    }
-
-    /**
-     * cpus=pu counts live threads: threads that ended free their CPU. Four
-     * threads, two per CPU; the two on Solo1's CPU end; the next two threads
-     * both go there (with ended threads still counted, they would split).
-     */
-    @Test
-    void cpusPuCountsOnlyLiveThreads() {
-        ChildResult r = ChildJvm.probe("plain:Solo1", "plain:Solo2", "plain:Solo3", "plain:Solo4", "endwith:Solo1",
-                        "plain:Solo5", "plain:Solo6")
-                .fakeTwoNodes().options("groups=1,cpus=pu,threads=Solo*").run().assertExit(0);
-        Map<String, Integer> perCpu = new TreeMap<>();
-        for (int i = 1; i <= 4; i++) {
-            String c = r.probe("Solo" + i).cpus();
-            assertEquals(1, Cpus.parse(c).size(), "cpus=pu gives one CPU\n" + r.describe());
-            perCpu.merge(c, 1, Integer::sum);
-        }
-        assertEquals(Map.of("0", 2, "1", 2), perCpu, "4 live threads over CPUs 0 and 1\n" + r.describe());
-        String freed = r.probe("Solo1").cpus();
-        assertEquals(freed, r.probe("Solo5").cpus(), "the CPU whose threads ended holds no live thread\n"
-                + r.describe());
-        assertEquals(freed, r.probe("Solo6").cpus(), "the CPU whose threads ended still holds fewer live threads\n"
-                + r.describe());
-    }
-
-    @Test
-    void cpusNodeGivesTheWholeGroup() {
-        ChildResult r = ChildJvm.probe("default:2").fakeTwoNodes().options("groups=1,cpus=node").run().assertExit(0);
-        r.assertCpus("0-1", r.probes("default"), "default-pool worker with groups=1 on the fake 2-node machine");
-        for (Placed p : r.assertPlacementLinesMatchProbe(r.logLines(), DEFAULT_THREADS, "placed", true).values()) {
-            assertEquals(Set.of(0, 1), Cpus.parse(p.node()), "groups=1 spans both nodes: " + p.line());
-        }
-    }
-
     @Test
     void dryrunBindsNothingButSaysWhatItWouldDo() {
-        ChildResult r = ChildJvm.probe(MIX).fakeTwoNodes().options("group=1,dryrun").run().assertExit(0);
+        ChildResult r = Launch.probe(MIX).fakeTwoNodes().options("group=1,dryrun").run().assertExit(0);
         // Nothing moved: every thread keeps all CPUs.
         r.assertCpus(all, r.probes(), "thread under dryrun");
         assertEquals(List.of(), r.placed(), "dryrun printed 'placed' lines\n" + r.describe());
@@ -206,7 +133,7 @@ class PlacementTest {
 
     @Test
     void dryrunTrueIsDryrun() {
-        ChildResult r = ChildJvm.probe("default:2").fakeTwoNodes().options("group=1,dryrun=true").run().assertExit(0);
+        ChildResult r = Launch.probe("default:2").fakeTwoNodes().options("group=1,dryrun=true").run().assertExit(0);
         r.assertCpus(all, r.probes(), "thread under dryrun=true");
         assertTrue(!r.wouldPlace().isEmpty(), "no would-place lines\n" + r.describe());
     }
@@ -220,7 +147,7 @@ class PlacementTest {
     @Test
     void threadsStartedByAPlacedThreadStayUnplaced() {
         String threads = "Tier1-*";
-        ChildResult r = ChildJvm.probe("custom:Tier1:2", "plainfrom:Nested", "defaultfrom:2")
+        ChildResult r = Launch.probe("custom:Tier1:2", "plainfrom:Nested", "defaultfrom:2")
                 .fakeTwoNodes().options("group=1,mem=none,threads=" + threads).run().assertExit(0);
         r.assertCpus("1", r.probes("custom"), "Tier1 worker");
         r.assertPlacementLinesMatchProbe(r.logLines(), threads, "placed", true);
@@ -235,7 +162,7 @@ class PlacementTest {
     @Test
     void realTopologySlicesTheNodeIntoGroups() {
         assumeTrue(Machine.isOneNodeTwoCpus(), "needs a 1-node machine with CPUs 0-1");
-        ChildResult whole = ChildJvm.probe(MIX).options(null).run().assertExit(0);
+        ChildResult whole = Launch.probe(MIX).options(null).run().assertExit(0);
         assertDefaultPoolsOn(whole, "0-1");
         for (Placed p : whole.assertPlacementLinesMatchProbe(whole.logLines(), DEFAULT_THREADS, "placed", true)
                 .values()) {
@@ -243,7 +170,7 @@ class PlacementTest {
             assertEquals(Set.of(0, 1), Cpus.parse(p.cpus()), p.line());
         }
         for (int g = 0; g < 2; g++) {
-            ChildResult r = ChildJvm.probe(MIX).options("groups=2,group=" + g).run().assertExit(0);
+            ChildResult r = Launch.probe(MIX).options("groups=2,group=" + g).run().assertExit(0);
             assertDefaultPoolsOn(r, String.valueOf(g));
             for (Placed p : r.assertPlacementLinesMatchProbe(r.logLines(), DEFAULT_THREADS, "placed", true)
                     .values()) {
@@ -258,8 +185,8 @@ class PlacementTest {
         assumeTrue(Machine.isOneNodeTwoCpus(), "needs a 1-node machine with CPUs 0-1");
         Set<Integer> g0 = new TreeSet<>();
         Set<Integer> g1 = new TreeSet<>();
-        ChildResult r0 = ChildJvm.probe("default:2").options("groups=2,group=0,cpus=pu").run().assertExit(0);
-        ChildResult r1 = ChildJvm.probe("default:2").options("groups=2,group=1,cpus=pu").run().assertExit(0);
+        ChildResult r0 = Launch.probe("default:2").options("groups=2,group=0,cpus=pu").run().assertExit(0);
+        ChildResult r1 = Launch.probe("default:2").options("groups=2,group=1,cpus=pu").run().assertExit(0);
         r0.probes("default").forEach(p -> g0.addAll(Cpus.parse(p.cpus())));
         r1.probes("default").forEach(p -> g1.addAll(Cpus.parse(p.cpus())));
         assertEquals(Set.of(0), g0, r0.describe());

@@ -5,14 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -40,12 +38,10 @@ class ReportTest {
     }
 
     /** jq's output for a filter on a file; jq's exit status must be 0. */
-    static List<String> jq(String filter, Path file) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("jq", "-r", filter, file.toString()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "jq did not finish");
-        assertEquals(0, p.exitValue(), "jq " + filter + " " + file + ":\n" + out);
-        return ChildResult.lines(out.isEmpty() ? "\n" : out).stream().filter(l -> !l.isEmpty())
+    static List<String> jq(String filter, Path file) {
+        ChildResult r = Launch.command("jq", "-r", filter, file.toString()).noPreload().run();
+        assertEquals(0, r.exitCode, "jq " + filter + " " + file + "\n" + r.describe());
+        return ChildResult.lines(r.stdout.isEmpty() ? "\n" : r.stdout).stream().filter(l -> !l.isEmpty())
                 .collect(Collectors.toList());
     }
 
@@ -59,7 +55,7 @@ class ReportTest {
 
     @Test
     void reportAgreesWithTheLogAndTheSummary() throws Exception {
-        ChildResult r = ChildJvm.probe(PlacementTest.MIX).fakeTwoNodes()
+        ChildResult r = Launch.probe(PlacementTest.MIX).fakeTwoNodes()
                 .options("group=0,groups=2,log=debug,report=" + dir + "/report-%p.json").run().assertExit(0);
         String ctx = r.describe();
         Path file = onlyReport(dir, ctx);
@@ -106,14 +102,14 @@ class ReportTest {
     @Test
     void aReportThatCannotBeWrittenIsOneWarningOrUnderStrictNoStart() throws Exception {
         String missing = dir.resolve("no-such-dir").resolve("report.json").toString();
-        ChildResult r = ChildJvm.probe("common").fakeTwoNodes().options("report=" + missing).run().assertExit(0);
+        ChildResult r = Launch.probe("common").fakeTwoNodes().options("report=" + missing).run().assertExit(0);
         List<String> w = r.failureWarnings();
         assertEquals(1, w.size(), "warnings\n" + r.describe());
         assertTrue(w.get(0).contains("cannot open report file '" + missing + "': No such file or directory (ENOENT)"
                 + "; no report will be written"), w.get(0));
         assertTrue(!r.probes().isEmpty(), "the JVM went on\n" + r.describe());
 
-        ChildResult s = ChildJvm.version().fakeTwoNodes().options("strict,report=" + missing).run();
+        ChildResult s = Launch.version().fakeTwoNodes().options("strict,report=" + missing).run();
         assertNotEquals(0, s.exitCode, "exit status under strict\n" + s.describe());
         List<String> errors = s.stderrLogLines();
         assertEquals(1, errors.size(), "error lines\n" + s.describe());

@@ -16,8 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import numapin.tests.ChildResult.Cpus;
-import numapin.tests.HarnessTest.Bench;
-import numapin.tests.HarnessTest.Proc;
 
 /**
  * TierBench on its own, without numapin: its output (step table, placement
@@ -31,9 +29,9 @@ class TierBenchTest {
     static final Pattern STEP = Pattern.compile("^\\s*(\\d+)\\s+(\\d+)\\s+([\\d.]+)\\s+([\\d.]+)\\s+([\\d.]+)$");
 
     static ChildResult tierBench(Map<String, String> env, String... args) {
-        Proc p = Proc.of(HarnessTest.tierBench(List.of(), List.of(args)));
-        env.forEach(p::env);
-        return p.run();
+        Launch l = Launch.tierBench(List.of(args));
+        env.forEach(l::env);
+        return l.run();
     }
 
     static Matcher header(ChildResult r) {
@@ -108,11 +106,9 @@ class TierBenchTest {
             ChildResult r = tierBench(Map.of("NUMAPIN_GROUPS", String.valueOf(groups)), "--steps", "1",
                     "--duration-s", "0.3", "--working-set-mb", "4", "--calibrate-ms", "200");
             r.assertExit(0);
-            int share = Math.max(1, cpus / groups);
             Matcher h = header(r);
-            assertEquals(List.of(Math.max(1, share / 2), Math.max(1, share / 4), Math.max(1, share / 4)),
-                    List.of(Integer.parseInt(h.group(1)), Integer.parseInt(h.group(2)),
-                            Integer.parseInt(h.group(3))),
+            assertEquals(Bench.defaultTiers(groups), List.of(Integer.parseInt(h.group(1)),
+                    Integer.parseInt(h.group(2)), Integer.parseInt(h.group(3))),
                     "tiers for " + cpus + " CPUs and NUMAPIN_GROUPS=" + groups + "\n" + r.describe());
             new Bench(r.stdout, r.describe()).checkResult();
         }
@@ -158,10 +154,11 @@ class TierBenchTest {
     }
 
     /**
-     * Values the parser accepts but the run cannot use. Today: --tier-threads
-     * 0,1,1 ends in an IllegalArgumentException from ForkJoinPool (exit 1,
-     * stack trace); --calibrate-ms 0 or 1 measures a capacity of NaN or 0 and
-     * the injector then loops for ever; --max-rate -5 is taken as "calibrate".
+     * Values that parse as numbers but that a run cannot use are usage
+     * errors too: a tier of 0 threads (which ForkJoinPool would refuse with
+     * a stack trace), a calibration of 0 ms (which would measure a capacity
+     * of 0 and inject for ever), a negative rate (which would mean
+     * "calibrate").
      */
     @Test
     void unusableValuesAreUsageErrors() {

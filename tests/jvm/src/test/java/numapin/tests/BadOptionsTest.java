@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -17,27 +18,36 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Malformed option strings (issue 7): each stops the JVM at start-up with
- * exactly one numapin error line on stderr that names what is wrong, in
- * one line of printable ASCII, and HotSpot's own initialization error; exit
- * status 1, no crash (no signal, no hs_err file) and nothing placed.
+ * Option strings the agent refuses: each stops the JVM at start-up with
+ * exactly one numapin error line on stderr, of printable ASCII, that names
+ * the option and what to give instead (its valid values, the valid options,
+ * the machine's nodes, to give it once, the longest string), and HotSpot's
+ * own initialization error; exit status 1, no crash (no signal, no hs_err
+ * file) and nothing placed. The valid values an error lists are those the
+ * agent's help names ({@link AgentOptions}).
  *
  * <p>The option strings reach the JVM through an argument file
  * ({@code java @FILE}), which passes any byte as it is (non-ASCII, invalid
  * UTF-8, control characters), whatever the locale of the test JVM.
  */
 @ExtendWith(RunLogs.class)
-class BadInputTest {
-    static final Pattern ERROR_LINE = Pattern.compile("^\\[\\d+\\.\\d{3}s\\]\\[error\\]\\[numapin\\] \\S.*");
-    /** What HotSpot itself prints when Agent_OnLoad fails (JDK 17 and 25). */
-    static final Pattern HOTSPOT_LINE = Pattern.compile(
-            "^(Error occurred during initialization of VM|agent library failed (to init|Agent_OnLoad)\\b.*)$");
+class BadOptionsTest {
+    /**
+     * What an error says to give instead: the valid values, options or
+     * nodes, to give an option once, the longest option string; or, for a
+     * refusal that depends on the machine, that strict stopped the JVM.
+     */
+    static final Pattern FIX = Pattern.compile("\\bvalid (values|options|nodes) are \\S|: give each option once$"
+            + "|: at most \\d+ are accepted$|\\(strict: the JVM does not start\\)$");
+    /** An error about one option's value that lists the valid values: KEY, then the values. */
+    static final Pattern VALUES_OF = Pattern.compile(
+            "(?:invalid value '.*' for option|option) '([a-z]+)'(?: needs a value)?: valid values are (.+)$");
+    static final Pattern OPTIONS_LISTED = Pattern.compile(": valid options are (.+)$");
 
-    enum Machine {
+    enum Topology {
         /** This machine as it is. */
         REAL,
         /** The fake two-node machine (CPU 0 on node 0, CPU 1 on node 1). */
@@ -46,8 +56,20 @@ class BadInputTest {
         HYBRID
     }
 
-    /** One case: the option string's bytes, the machine, the word the error must name (or null). */
-    record Bad(String label, byte[] options, Machine machine, String names) {
+    /**
+     * One case: the option string's bytes, the machine, the word the error
+     * must name (or null), and values it must list.
+     */
+    record Bad(String label, byte[] options, Topology machine, String names, List<String> lists) {
+        Bad(String label, byte[] options, Topology machine, String names) {
+            this(label, options, machine, names, List.of());
+        }
+
+        /** The same case, its error also listing these values. */
+        Bad listing(String... values) {
+            return new Bad(label, options, machine, names, List.of(values));
+        }
+
         @Override
         public String toString() {
             return label;
@@ -56,15 +78,15 @@ class BadInputTest {
 
     static Bad bad(String options, String names) {
         return new Bad(options.length() > 60 ? options.substring(0, 40) + "...(" + options.length() + " chars)"
-                : options, options.getBytes(StandardCharsets.UTF_8), Machine.REAL, names);
+                : options, options.getBytes(StandardCharsets.UTF_8), Topology.REAL, names);
     }
 
     static Bad fake(String options, String names) {
-        return new Bad(options + " [fake 2 nodes]", options.getBytes(StandardCharsets.UTF_8), Machine.FAKE, names);
+        return new Bad(options + " [fake 2 nodes]", options.getBytes(StandardCharsets.UTF_8), Topology.FAKE, names);
     }
 
     static Bad hybrid(String options, String names) {
-        return new Bad(options + " [hybrid]", options.getBytes(StandardCharsets.UTF_8), Machine.HYBRID, names);
+        return new Bad(options + " [hybrid]", options.getBytes(StandardCharsets.UTF_8), Topology.HYBRID, names);
     }
 
     /** Raw bytes: prefix (UTF-8), then the bytes given as ints, then suffix. */
@@ -75,7 +97,7 @@ class BadInputTest {
             b.write(x);
         }
         b.writeBytes(suffix.getBytes(StandardCharsets.UTF_8));
-        return new Bad(label, b.toByteArray(), Machine.REAL, names);
+        return new Bad(label, b.toByteArray(), Topology.REAL, names);
     }
 
     static String repeat(String s, int n) {
@@ -84,7 +106,7 @@ class BadInputTest {
 
     static Stream<Bad> cases() {
         List<Bad> c = new ArrayList<>(List.of(
-                // empty options, keys and values
+                // empty options and keys (empty values: everyOptionGivenNoValueIsRefused...)
                 bad(",", "empty option"),
                 bad(",,", "empty option"),
                 bad("group=0,", "empty option"),
@@ -92,17 +114,6 @@ class BadInputTest {
                 bad("=", "empty option"),
                 bad("=1", "empty option"),
                 bad("group", "group"),
-                bad("group=", "group"),
-                bad("groups=", "groups"),
-                bad("threads=", "threads"),
-                bad("scope=", "scope"),
-                bad("rescan=", "rescan"),
-                bad("domain=", "domain"),
-                bad("cpus=", "cpus"),
-                bad("cpukind=", "cpukind"),
-                bad("mem=", "mem"),
-                bad("log=", "log"),
-                bad("strict=", "strict"),
                 // unknown keys, case, spaces
                 bad("foo=1", "foo"),
                 bad("GROUP=1", "GROUP"),
@@ -113,6 +124,7 @@ class BadInputTest {
                 bad("a=1,b=2,c=3", "a"),
                 // numbers: negative, signs, bases, overflow, past the range
                 bad("group=-1", "group"),
+                bad("group=abc", "group"),
                 bad("group=+1", "group"),
                 bad("group=0x1", "group"),
                 bad("group=1e3", "group"),
@@ -141,6 +153,7 @@ class BadInputTest {
                 fake("group=5", "group"),
                 // duplicate keys
                 bad("group=0,group=0", "group"),
+                bad("group=0,group=1", "group"),
                 bad("groups=2,groups=2", "groups"),
                 bad("threads=a,threads=b", "threads"),
                 bad("log=info,log=debug", "log"),
@@ -163,17 +176,19 @@ class BadInputTest {
                 bad("domain=socket", "domain"),
                 bad("domain=L3", "domain"),
                 bad("cpus=socket", "cpus"),
+                bad("cpus=bogus", "cpus").listing("node", "core", "pu"),
                 bad("cpus=Core", "cpus"),
                 bad("cpukind=fast", "cpukind"),
-                bad("log=loud", "log"),
+                bad("log=loud", "log").listing("off", "error", "warning", "info", "debug", "trace"),
                 bad("log=INFO", "log"),
                 bad("log=info:", "log"),
                 bad("log=:x.log", "log"),
                 bad("dryrun=yes", "dryrun"),
                 bad("dryrun=1", "dryrun"),
+                bad("dryrun=maybe", "dryrun"),
                 bad("help=maybe", "help"),
                 // memory policies and their nodes
-                bad("mem=bogus", "mem"),
+                bad("mem=bogus", "mem").listing("preferred", "bind", "interleave", "local", "none"),
                 bad("mem=bind:", "mem"),
                 bad("mem=bind:a", "mem"),
                 bad("mem=bind:-1", "mem"),
@@ -240,39 +255,33 @@ class BadInputTest {
         return b.toByteArray();
     }
 
-    static ChildResult runWith(byte[] options, Machine machine) throws IOException {
-        Path argFile = Files.createTempFile("numapin-badinput-", ".args");
-        try {
-            byte[] prefix = ("-agentpath:" + ChildJvm.agent() + "=").getBytes(StandardCharsets.UTF_8);
-            Files.write(argFile, argFileLine(prefix, options));
-            FaultsTest.Child c = FaultsTest.Child.version().noAgent().jvmArg("@" + argFile);
-            ChildResult r = switch (machine) {
-                case FAKE -> c.fakeTwoNodes().run();
-                case HYBRID -> c.env("HWLOC_XMLFILE",
-                        FaultsTest.topology("20em64t-hybrid-1p6c2t+2ca4co1t.xml").toString()).run();
-                default -> c.run();
-            };
-            return r;
-        } finally {
-            Files.deleteIfExists(argFile);
-        }
+    /** java @FILE -version, the argument file holding -agentpath:LIB=OPTIONS (kept with the run's logs). */
+    static ChildResult runWith(byte[] options, Topology machine) throws IOException {
+        Path argFile = RunLogs.newRunDir().resolve("options.args");
+        byte[] prefix = ("-agentpath:" + Build.agent() + "=").getBytes(StandardCharsets.UTF_8);
+        Files.write(argFile, argFileLine(prefix, options));
+        Launch c = Launch.version().noAgent().jvmArg("@" + argFile);
+        return switch (machine) {
+            case FAKE -> c.fakeTwoNodes().run();
+            case HYBRID -> c.env("HWLOC_XMLFILE", Build.topology("20em64t-hybrid-1p6c2t+2ca4co1t.xml").toString())
+                    .run();
+            default -> c.run();
+        };
     }
 
-    /** Everything a bad option string must do, whatever the string. */
+    /**
+     * Everything a bad option string must do, whatever the string: stop the
+     * JVM with exit status 1 and one error line of printable ASCII that ends
+     * saying what to give instead, nothing else on stderr but HotSpot's own
+     * lines. Returns the error line.
+     */
     static String assertStopsWithOneLine(ChildResult r, String what) {
         String ctx = what + "\n" + r.describe();
-        assertTrue(r.exitCode != 0, "the JVM started\n" + ctx);
-        assertTrue(r.exitCode < 128, "the JVM died of a signal\n" + ctx);
+        String line = r.assertDidNotStart("");
         assertEquals(1, r.exitCode, "HotSpot's exit status for a failed Agent_OnLoad\n" + ctx);
-        assertEquals(List.of(), r.hsErrFiles(), "hs_err files: the JVM crashed\n" + ctx);
-
-        List<String> errors = r.stderrLogLines();
-        assertEquals(1, errors.size(), "numapin lines on stderr\n" + ctx);
-        String line = errors.get(0);
-        assertTrue(ERROR_LINE.matcher(line).matches(), "not an error line in unified-logging shape: " + line);
         // Printable ASCII only: a control byte taken from the options would
         // break the line or drive the terminal; other bytes are written as
-        // \xNN, as thread names are (docs/logging.md).
+        // \\xNN, as thread names are (docs/logging.md).
         assertTrue(line.chars().allMatch(ch -> ch >= 0x20 && ch < 0x7f),
                 "control or non-ASCII characters in the error line: "
                         + line.replaceAll("[^\\x20-\\x7e]", "?"));
@@ -280,19 +289,49 @@ class BadInputTest {
         // Nothing else on stderr but HotSpot's own two lines: a line broken
         // in two by a newline taken from the options would show here.
         for (String l : r.stderrLines()) {
-            assertTrue(l.equals(line) || HOTSPOT_LINE.matcher(l).matches() || l.isEmpty(),
+            assertTrue(l.equals(line) || ChildResult.HOTSPOT_LINE.matcher(l).matches() || l.isEmpty(),
                     "stderr line neither numapin's error nor HotSpot's: '" + l + "'\n" + ctx);
         }
-        assertTrue((r.stdout + r.stderr).contains("Error occurred during initialization of VM"),
-                "HotSpot's own initialization error is missing\n" + ctx);
-        // No partial start: nothing placed, no error twice.
-        List<String> out = r.logLines();
-        assertEquals(List.of(), out.stream().filter(l -> l.contains("[error][numapin]")).collect(Collectors.toList()),
-                "error lines on stdout too\n" + ctx);
-        assertEquals(List.of(), out.stream().filter(l -> l.contains("[numapin] placed \"")
-                || l.contains("[numapin] would-place \"") || l.contains("[numapin] jvm group="))
-                .collect(Collectors.toList()), "placements before the JVM stopped\n" + ctx);
+        String msg = message(line);
+        assertTrue(FIX.matcher(msg).find(), "the error does not say what to give instead: " + line);
+        Matcher values = VALUES_OF.matcher(msg);
+        if (values.find()) {
+            assertListsTheValuesHelpNames(values.group(1), values.group(2), line);
+        }
+        Matcher options = OPTIONS_LISTED.matcher(msg);
+        if (options.find()) {
+            assertEquals(AgentOptions.documented(AgentOptions.help()), List.of(options.group(1).split(", ")),
+                    "the valid options of the error vs. those help documents: " + line);
+        }
         return line;
+    }
+
+    /** The message of a numapin log line, after "[numapin] ". */
+    static String message(String line) {
+        return line.substring(line.indexOf("] ", line.indexOf("[numapin]")) + 2);
+    }
+
+    static boolean hasWord(String text, String word) {
+        return Pattern.compile("(^|\\W)" + Pattern.quote(word) + "(\\W|$)").matcher(text).find();
+    }
+
+    /**
+     * The valid values an error lists for an option agree with the agent's
+     * help: each value its help names literally (node, core, pu) is in the
+     * error, and each single-word value of the error is in the help's lines
+     * about the option.
+     */
+    static void assertListsTheValuesHelpNames(String key, String values, String line) {
+        for (String v : AgentOptions.literalValues(key)) {
+            assertTrue(hasWord(values, v), "the error does not list " + key + "=" + v + ", which help names: " + line);
+        }
+        String help = AgentOptions.helpOf(key);
+        for (String v : values.split(", ")) {
+            if (v.matches("[a-z][a-z0-9]*")) {
+                assertTrue(hasWord(help, v), "the error lists " + key + "=" + v + ", which help does not name: " + line
+                        + "\nhelp:\n" + help);
+            }
+        }
     }
 
     @ParameterizedTest(name = "{0}")
@@ -301,15 +340,23 @@ class BadInputTest {
         ChildResult r = runWith(c.options(), c.machine());
         String line = assertStopsWithOneLine(r, "options: " + c.label());
         if (c.names() != null) {
-            String msg = line.substring(line.indexOf("] ", line.indexOf("[numapin]")) + 2);
-            assertTrue(Pattern.compile("(^|\\W)" + Pattern.quote(c.names()) + "(\\W|$)").matcher(msg).find(),
-                    "the error does not name '" + c.names() + "': " + line);
+            assertTrue(hasWord(message(line), c.names()), "the error does not name '" + c.names() + "': " + line);
+        }
+        for (String v : c.lists()) {
+            assertTrue(hasWord(message(line), v), "the error does not list the valid value '" + v + "': " + line);
         }
     }
 
+    /** KEY= for every option the agent accepts: refused, naming KEY and its valid values. */
     @Test
-    void atLeastSixtyCases() {
-        assertTrue(cases().count() >= 60, "cases: " + cases().count());
+    void everyOptionGivenNoValueIsRefusedWithItsValidValues() throws IOException {
+        for (String key : AgentOptions.accepted()) {
+            ChildResult r = runWith((key + "=").getBytes(StandardCharsets.UTF_8), Topology.REAL);
+            String line = assertStopsWithOneLine(r, "options: " + key + "=");
+            Matcher m = VALUES_OF.matcher(message(line));
+            assertTrue(m.find() && m.group(1).equals(key), "the error for " + key + "= does not give " + key
+                    + "'s valid values: " + line);
+        }
     }
 
     /** The error also reaches the log file the options asked for, once. */
@@ -318,7 +365,7 @@ class BadInputTest {
         Path dir = RunLogs.newRunDir();
         Path log = dir.resolve("numapin.log");
         ChildResult r = runWith(("log=debug:" + log + ",cpus=bogus,groups=0").getBytes(StandardCharsets.UTF_8),
-                Machine.REAL);
+                Topology.REAL);
         String line = assertStopsWithOneLine(r, "log file and a bad option");
         String text = Files.readString(log);
         List<String> fileLines = ChildResult.lines(text);

@@ -1,13 +1,13 @@
-package numapin.lifecycle;
+package numapin.child;
 
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.ForkJoinPool;
 
 /**
- * A pool of fork-join workers (default names) that report where they run,
- * then optionally wait for a file before the program ends: the child of the
- * group=auto and hostile-environment tests.
+ * A pool of fork-join workers (default names) that report where they run
+ * and with which memory policy, then optionally wait for a file before the
+ * program ends.
  *
  * <pre>
  *   Workers N [HOLD_FILE]

@@ -1,11 +1,5 @@
-package numapin.hardening;
+package numapin.child;
 
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Semaphore;
@@ -14,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A child JVM for numapin's StressTest: many short-lived threads from many
+ * Many short-lived threads from many
  * pools, at most a few alive at once, so that ThreadStart and ThreadEnd of
  * different threads overlap all the time and thread ids are reused.
  *
@@ -36,29 +30,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Exit status 0, or 3 when a thread did not end in time.
  */
 public final class Stress {
-    private static final FileOutputStream OUT = new FileOutputStream(FileDescriptor.out);
-
     private Stress() {}
 
-    static synchronized void out(String line) {
-        try {
-            OUT.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
+    /** This thread's allowed CPUs; "unreadable" when /proc does not say. */
     static String cpus() {
         try {
-            for (String l : Files.readAllLines(Path.of("/proc/thread-self/status"))) {
-                if (l.startsWith("Cpus_allowed_list:")) {
-                    return l.substring(l.indexOf(':') + 1).trim();
-                }
-            }
-        } catch (IOException e) {
+            return Self.cpus().cpus();
+        } catch (IllegalStateException e) {
             return "unreadable";
         }
-        return "missing";
     }
 
     static ThreadFactory pool(String kind, int p) {
@@ -107,10 +87,10 @@ public final class Stress {
         }
         // Every thread has released its slot once all slots are free again.
         if (!slots.tryAcquire(live, 120, TimeUnit.SECONDS)) {
-            out("stress-timeout");
+            Self.out("stress-timeout");
             System.exit(3);
         }
-        out("stress-done started=" + threads + " hot=" + hot + " cold=" + (threads - hot) + " checked="
+        Self.out("stress-done started=" + threads + " hot=" + hot + " cold=" + (threads - hot) + " checked="
                 + checked.get() + " misplaced=" + misplaced.get());
     }
 }

@@ -1,4 +1,4 @@
-package numapin.probe;
+package numapin.child;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -11,8 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
-import numapin.lifecycle.Self;
-import numapin.lifecycle.Self.Where;
+import numapin.child.Self.Where;
 
 /**
  * A child JVM for the numapin tests: it starts fork-join workers and plain
@@ -55,7 +54,7 @@ public final class Probe {
 
     private Probe() {}
 
-    /** Writes one line to stdout with a single write(2) (numapin.lifecycle.Self's). */
+    /** Writes one line to stdout with a single write(2) ({@link Self#out}). */
     public static void out(String line) {
         Self.out(line);
     }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +21,7 @@ import numapin.tests.ChildResult.Cpus;
 import numapin.tests.ChildResult.Placed;
 
 /**
- * `numapin check PID` on a running JVM (numapin.lifecycle.AttachTarget,
+ * `numapin check PID` on a running JVM (numapin.child.AttachTarget,
  * started with the agent, group 1 of the fake 2-node machine: CPU 1): each
  * thread the target reports about itself (name, tid, the CPUs it may run
  * on) is listed by check with the JVM's name for it, the same CPUs, and a
@@ -29,7 +30,7 @@ import numapin.tests.ChildResult.Placed;
  * writes thread ids in hexadecimal, later JDKs in decimal.
  */
 @ExtendWith(RunLogs.class)
-class CheckTest {
+class CheckCommandTest {
     static final Pattern THREAD = Pattern.compile(
             "^thread \"(.*)\" tid=(\\d+) cpus=(\\S+) nodes=(\\S+) last_cpu=(-?\\d+) last_node=(-?\\d+)( name=kernel)?$");
 
@@ -55,20 +56,28 @@ class CheckTest {
         return r;
     }
 
+    /** numapin check with these arguments. */
+    static ChildResult check(String... args) {
+        List<String> cmd = new ArrayList<>(List.of(Build.numapin().toString(), "check"));
+        cmd.addAll(List.of(args));
+        return Launch.command(cmd).run();
+    }
+
     @Test
-    void checkListsEachThreadByNameWithTheCpusItHas() throws IOException, InterruptedException {
+    void checkListsEachThreadByNameWithTheCpusItHas() throws IOException {
         Path go = RunLogs.newRunDir().resolve("go");
         Launch.Running run = Launch.program("AttachTarget", go.toString()).options("group=1,groups=2")
                 .fakeTwoNodes().start();
-        String[] text, json, kernel, filtered;
+        ChildResult text;
+        ChildResult json;
+        ChildResult kernel;
+        ChildResult filtered;
         try {
-            String pid = run.awaitLine(Pattern.compile("attach-ready pid=(\\d+)"), 60).group(1);
-            Path tools = RunLogs.newRunDir();
-            String cli = HarnessTest.numapin().toString();
-            text = Launch.tool(tools, cli, "check", pid);
-            json = Launch.tool(tools, cli, "check", pid, "--json");
-            kernel = Launch.tool(tools, cli, "check", pid, "--kernel-names");
-            filtered = Launch.tool(tools, cli, "check", pid, "--threads", "Side|ForkJoinPool-*");
+            String pid = run.awaitLine(Pattern.compile("attach-ready pid=(\\d+)")).group(1);
+            text = check(pid);
+            json = check(pid, "--json");
+            kernel = check(pid, "--kernel-names");
+            filtered = check(pid, "--threads", "Side|ForkJoinPool-*");
             Files.createFile(go);
         } finally {
             if (!Files.exists(go)) {
@@ -76,12 +85,13 @@ class CheckTest {
             }
         }
         ChildResult r = run.finish().assertExit(0);
-        String ctx = r.describe() + "\ncheck:\n" + text[1];
-        assertEquals("0", text[0], ctx);
-        assertTrue(text[1].startsWith("process pid="), ctx);
+        String ctx = r.describe() + "\ncheck:\n" + text.describe();
+        text.assertExit(0);
+        assertTrue(text.stdout.startsWith("process pid="), ctx);
+        assertEquals("", text.stderr, ctx);
 
         // Every thread that said where it runs: same name, tid, CPUs.
-        Map<Long, Seen> seen = threads(text[1]);
+        Map<Long, Seen> seen = threads(text.stdout);
         List<Map<String, String>> before = Lines.of(r, "attach-before");
         assertEquals(3, before.size(), ctx);
         for (Map<String, String> b : before) {
@@ -110,56 +120,53 @@ class CheckTest {
         assertTrue(seen.values().stream().anyMatch(s -> s.name().equals("main")), ctx);
 
         // --json: valid, the same threads.
-        assertEquals("0", json[0], json[1]);
-        Path jf = RunLogs.newRunDir().resolve("check.json");
-        Files.writeString(jf, json[1]);
+        json.assertExit(0);
+        Path jf = json.dir.resolve("check.json");
+        Files.writeString(jf, json.stdout);
         List<String> tids = ReportTest.jq(".threads[].tid", jf);
         for (Map<String, String> b : before) {
-            assertTrue(tids.contains(b.get("tid")), b + " not in --json\n" + json[1]);
+            assertTrue(tids.contains(b.get("tid")), b + " not in --json\n" + json.describe());
         }
         // --kernel-names: the kernel's names (15 bytes at most), no thread dump.
-        assertEquals("0", kernel[0], kernel[1]);
-        Map<Long, Seen> k = threads(kernel[1]);
+        kernel.assertExit(0);
+        Map<Long, Seen> k = threads(kernel.stdout);
         for (Map<String, String> b : before) {
             Seen s = k.get(Long.parseLong(b.get("tid")));
             String name = b.get("name");
-            assertEquals(name.substring(0, Math.min(15, name.length())), s.name(), kernel[1]);
-            assertTrue(s.kernelName(), kernel[1]);
+            assertEquals(name.substring(0, Math.min(15, name.length())), s.name(), kernel.describe());
+            assertTrue(s.kernelName(), kernel.describe());
         }
         // --threads: only the matching names.
-        assertEquals("0", filtered[0], filtered[1]);
-        Map<Long, Seen> f = threads(filtered[1]);
+        filtered.assertExit(0);
+        Map<Long, Seen> f = threads(filtered.stdout);
         assertTrue(f.values().stream().allMatch(s -> s.name().equals("Side") || s.name().startsWith("ForkJoinPool-")),
-                filtered[1]);
-        assertTrue(f.size() >= 3, filtered[1]);
-        assertTrue(filtered[1].contains("matched threads=" + f.size()), filtered[1]);
+                filtered.describe());
+        assertTrue(f.size() >= 3, filtered.describe());
+        assertTrue(filtered.stdout.contains("matched threads=" + f.size()), filtered.describe());
     }
 
     @Test
     void noSuchProcessOrBadArgumentsExitNonZero() {
-        Path tools = RunLogs.newRunDir();
-        String cli = HarnessTest.numapin().toString();
-        String[] none = Launch.tool(tools, cli, "check", "999999999");
-        assertEquals("1", none[0], none[1]);
-        assertTrue(none[1].contains("numapin check: no process 999999999"), none[1]);
-        String[] bad = Launch.tool(tools, cli, "check", "12x");
-        assertEquals("2", bad[0], bad[1]);
-        String[] badGlob = Launch.tool(tools, cli, "check", "1", "--threads", "a[");
-        assertEquals("2", badGlob[0], badGlob[1]);
-        assertTrue(badGlob[1].contains("numapin check: invalid --threads 'a[': valid values are shell globs"), badGlob[1]);
+        ChildResult none = check("999999999");
+        none.assertExit(1);
+        assertTrue(none.stderr.contains("numapin check: no process 999999999"), none.describe());
+        check("12x").assertExit(2);
+        ChildResult badGlob = check("1", "--threads", "a[");
+        badGlob.assertExit(2);
+        assertTrue(badGlob.stderr.contains("numapin check: invalid --threads 'a[': valid values are shell globs"),
+                badGlob.describe());
     }
 
     @Test
     void withoutAThreadDumpTheKernelNamesAreShownAfterOneLine() {
         // This test's own JVM, with a jcmd that fails.
         String pid = String.valueOf(ProcessHandle.current().pid());
-        String[] r = Launch.tool(RunLogs.newRunDir(), HarnessTest.numapin().toString(), "check", pid, "--jcmd",
-                "/bin/false");
-        assertEquals("0", r[0], r[1]);
-        assertEquals(1, r[1].lines().filter(l -> l.startsWith("numapin check: ")).count(), r[1]);
-        assertTrue(r[1].contains("numapin check: no Java thread names (/bin/false " + pid
-                + " Thread.print exited with 1): the kernel's names are shown"), r[1]);
-        Map<Long, Seen> seen = threads(r[1]);
-        assertTrue(seen.size() > 5 && seen.values().stream().allMatch(Seen::kernelName), r[1]);
+        ChildResult r = check(pid, "--jcmd", "/bin/false").assertExit(0);
+        assertEquals(1, (r.stdout + "\n" + r.stderr).lines().filter(l -> l.startsWith("numapin check: ")).count(),
+                r.describe());
+        assertTrue(r.stderr.contains("numapin check: no Java thread names (/bin/false " + pid
+                + " Thread.print exited with 1): the kernel's names are shown"), r.describe());
+        Map<Long, Seen> seen = threads(r.stdout);
+        assertTrue(seen.size() > 5 && seen.values().stream().allMatch(Seen::kernelName), r.describe());
     }
 }

@@ -1,4 +1,4 @@
-package numapin.lifecycle;
+package numapin.child;
 
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What the lifecycle child programs read about themselves, from the kernel:
+ * What the child programs read about themselves, from the kernel:
  * a thread's OS id, allowed CPUs and memory policy, and every thread of the
  * process. Output goes to stdout one line per write(2), so that it never
  * interleaves with numapin's log lines.

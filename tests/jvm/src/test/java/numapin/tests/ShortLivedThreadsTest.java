@@ -19,16 +19,16 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import numapin.tests.ChildResult.Placed;
 
 /**
- * Stress (issue 7): 10,000 short-lived threads from 16 pools, at most 32
- * alive at once, so that ThreadStart and ThreadEnd of different threads
- * overlap all the time and thread ids are reused (numapin.hardening.Stress).
- * Half the pools match threads=. The summary must count exactly the
- * threads started: every Hot thread placed once, every Cold thread skipped
- * once, nothing failed; each line of the log whole. `make test-asan` runs
+ * 10,000 short-lived threads from 16 pools, at most 32 alive at once, so
+ * that ThreadStart and ThreadEnd of different threads overlap all the time
+ * and thread ids are reused (numapin.child.Stress). Half the pools match
+ * threads=. The summary must count exactly the threads started: every Hot
+ * thread placed once, every Cold thread skipped once, nothing failed; each
+ * line of the log whole. `make test-asan` runs
  * this under ASan and UBSan too. No time is measured.
  */
 @ExtendWith(RunLogs.class)
-class StressTest {
+class ShortLivedThreadsTest {
     static final int POOLS = 16;
     static final int THREADS = 10_000;
     static final int LIVE = 32;
@@ -71,10 +71,9 @@ class StressTest {
      * Returns the placement lines by thread name.
      */
     static Map<String, Integer> stress(String options, String verb, String expectedCpus) {
-        FaultsTest.Child c = FaultsTest.Child.main("numapin.hardening.Stress", String.valueOf(POOLS),
-                String.valueOf(THREADS), String.valueOf(LIVE), expectedCpus).fakeTwoNodes()
-                .options("threads=Hot-*,log=debug," + options);
-        ChildResult r = c.run().assertExit(0);
+        ChildResult r = Launch.program("Stress", String.valueOf(POOLS), String.valueOf(THREADS), String.valueOf(LIVE),
+                expectedCpus).jvmArg("-XX:TieredStopAtLevel=1").fakeTwoNodes()
+                .options("threads=Hot-*,log=debug," + options).run().assertExit(0);
         String ctx = r.describe();
         assertEquals(List.of(), r.hsErrFiles(), ctx);
         assertEquals(List.of(), r.stderrLogLines(), "numapin lines on stderr\n" + ctx);

@@ -1,4 +1,4 @@
-package numapin.lifecycle;
+package numapin.child;
 
 import java.lang.reflect.Method;
 import java.util.concurrent.CountDownLatch;

@@ -1,4 +1,4 @@
-package numapin.lifecycle;
+package numapin.child;
 
 import java.util.concurrent.CountDownLatch;
 
