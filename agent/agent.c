@@ -229,9 +229,8 @@ static jint status(enum np_status st, int late)
 static jint start(JavaVM *vm, const char *options, int late)
 {
     if (agent != NULL) {
-        /* This very library again: np_agent_create would find its own
-         * mark, but its statics are taken. */
-        np_log_both(NP_LOG_WARNING, "numapin is already loaded in this JVM; this copy does nothing");
+        /* This very library again: its statics are the acting copy's. */
+        np_agent_warn_loaded(options);
         return status(NP_ERR_LOADED, late);
     }
     enum np_status st = late ? np_agent_attach(options, &agent) : np_agent_create(options, &agent);

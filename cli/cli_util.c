@@ -76,6 +76,8 @@ int cli_machine_load(const char *cmd, const char *usage, const struct cli_machin
         hwloc_bitmap_free(set);
         return 1;
     }
+    if (t->warning[0] != '\0')
+        fprintf(stderr, "numapin %s: warning: %s\n", cmd, t->warning);
     if (set != NULL && np_topo_restrict(t, set, err, sizeof err) != 0) {
         fprintf(stderr, "numapin: --restrict %s: %s\n", m->restrict_cpus, err);
         hwloc_bitmap_free(set);

@@ -2,6 +2,7 @@
 #include "np_advise.h"
 
 #include <numaif.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,4 +147,47 @@ int np_read_numa_balancing(const char *path)
         v = -1;
     fclose(f);
     return v;
+}
+
+/* Thread pools by the names of their threads, and how each is sized: the
+ * text around the group's CPU count. */
+static const struct {
+    const char *glob;   /* '*'-only glob on the thread name */
+    const char *before, *after;
+} pools[] = {
+    {"ForkJoinPool.commonPool-worker-*", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=", ""},
+    {"ForkJoinPool-*-worker-*", "new ForkJoinPool(", ")"},
+    {"qtp*-*", "Jetty's QueuedThreadPool: setMaxThreads(", "), or fewer request threads per group"},
+    {"http-nio-*-exec-*", "Tomcat's connector: maxThreads=\"", "\""},
+    {"https-jsse-nio-*-exec-*", "Tomcat's connector: maxThreads=\"", "\""},
+    {"nioEventLoopGroup-*-*", "Netty: new NioEventLoopGroup(", ")"},
+    {"epollEventLoopGroup-*-*", "Netty: new EpollEventLoopGroup(", ")"},
+    {"XNIO-*", "Undertow: setIoThreads and setWorkerThreads to ", ""},
+    {"pool-*-thread-*", "Executors.newFixedThreadPool(", ")"},
+};
+
+/* fnmatch for globs whose only wildcard is '*'. */
+static bool star(const char *p, const char *s)
+{
+    if (*p == '\0')
+        return *s == '\0';
+    if (*p == '*')
+        return star(p + 1, s) || (*s != '\0' && star(p, s + 1));
+    return *s == *p && star(p + 1, s + 1);
+}
+
+int np_advise_oversubscribed(int live, int group_cpus, const char *name, char *buf, size_t len)
+{
+    if (live <= group_cpus)
+        return 0;
+    char how[256];
+    snprintf(how, sizeof how, "the pool that starts them to at most %d threads", group_cpus);
+    for (size_t i = 0; i < sizeof pools / sizeof *pools; i++)
+        if (star(pools[i].glob, name)) {
+            snprintf(how, sizeof how, "%s%d%s", pools[i].before, group_cpus, pools[i].after);
+            break;
+        }
+    snprintf(buf, len, "%d placed threads are live on this group's %d CPUs, so they share CPUs: size "
+             "their pool to the group (threads like \"%.64s\": %s)", live, group_cpus, name, how);
+    return 1;
 }

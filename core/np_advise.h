@@ -28,6 +28,12 @@ long np_compiler_threads_for(int n);
 /* Each writes one message into buf and returns 1 when there is advice,
  * 0 when there is none. */
 
+/* More placed threads live than the group has CPUs: how to size their
+ * pool, named by the kind of pool the thread `name` belongs to
+ * (ForkJoinPool, Jetty, Tomcat, Netty, Undertow, an Executors pool), or
+ * told generally for any other. */
+int np_advise_oversubscribed(int live, int group_cpus, const char *name, char *buf, size_t len);
+
 /* GC and JIT threads sized for more CPUs than the group has. */
 int np_advise_threads(const struct np_jvm_facts *f, int group_cpus, char *buf, size_t len);
 

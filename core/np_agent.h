@@ -75,6 +75,11 @@ struct np_agent {
  * is NULL. */
 enum np_status np_agent_create(const char *options, struct np_agent **out);
 
+/* Says, as np_agent_create does for another copy, that this library is
+ * loaded again (the JVM loaded the same file twice, so its statics hold
+ * the copy that acts) and that this load does nothing. */
+void np_agent_warn_loaded(const char *options);
+
 /* The same for a JVM already running (Agent_OnAttach). */
 enum np_status np_agent_attach(const char *options, struct np_agent **out);
 

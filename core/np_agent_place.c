@@ -101,13 +101,10 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
                (int)tid);
         return;
     }
-    int ncpus = hwloc_bitmap_weight(a->place_cpus);
-    if (live > ncpus)
-        np_log(np_once_level(&a->warned_oversubscribed, NP_LOG_WARNING),
-               "advice: %d placed threads are live on this group's %d CPUs, so they share CPUs: size "
-               "the pools to the group (new ForkJoinPool(%d), "
-               "-Djava.util.concurrent.ForkJoinPool.common.parallelism=%d)",
-               live, ncpus, ncpus, ncpus);
+    char advice[512];
+    if (np_advise_oversubscribed(live, hwloc_bitmap_weight(a->place_cpus), name, advice,
+                                 sizeof advice))
+        np_log(np_once_level(&a->warned_oversubscribed, NP_LOG_WARNING), "advice: %s", advice);
     hwloc_const_bitmap_t cpus = slot >= 0 ? a->slots[slot] : a->place_cpus;
     const char *want_cpus = slot >= 0 ? a->slot_cpus_str[slot] : a->place_cpus_str;
     if (a->opt.dryrun) {

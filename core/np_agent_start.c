@@ -214,19 +214,42 @@ static enum np_status parse_options(struct np_agent *a, const char *options)
     return NP_OK;
 }
 
+#define WHO_LEN (4096 + NP_MAX_OPTIONS_LEN + 32)
+
+/* This copy as the mark and the warning name it: its path and options. */
+static void who_am_i(char *buf, size_t len, const char *options)
+{
+    char self[4096];
+    snprintf(buf, len, "%s (options '%s')", np_marker_self(self, sizeof self),
+             options != NULL ? options : "");
+}
+
+static void warn_loaded(const char *who, const char *other)
+{
+    np_log_both(NP_LOG_WARNING, "numapin is already loaded in this JVM: %s acts; this copy, %s, "
+                                "does nothing", other, who);
+}
+
 /* One copy of numapin acts in a process: the first to get here. */
 static enum np_status claim(struct np_agent *a, const char *options)
 {
-    char self[4096], who[4096 + NP_MAX_OPTIONS_LEN + 32], other[sizeof who];
-    snprintf(who, sizeof who, "%s (options '%s')", np_marker_self(self, sizeof self),
-             options != NULL ? options : "");
+    char who[WHO_LEN], other[WHO_LEN];
+    who_am_i(who, sizeof who, options);
     a->marker_fd = np_marker_claim(who, other, sizeof other);
     if (a->marker_fd != NP_MARKER_TAKEN)
         return NP_OK;
     a->marker_fd = -1;
-    np_log_both(NP_LOG_WARNING, "numapin is already loaded in this JVM: %s acts; this copy, %s, "
-                                "does nothing", other, who);
+    warn_loaded(who, other);
     return NP_ERR_LOADED;
+}
+
+void np_agent_warn_loaded(const char *options)
+{
+    char who[WHO_LEN], other[WHO_LEN];
+    who_am_i(who, sizeof who, options);
+    if (np_marker_read(other, sizeof other) != 0)
+        snprintf(other, sizeof other, "another load of this library");
+    warn_loaded(who, other);
 }
 
 /* report=FILE is checked at start, so that a path that cannot be written
@@ -263,6 +286,8 @@ static enum np_status plan(struct np_agent *a)
     char err[1024];
     if (np_topo_load(&a->topo, NULL, NULL, err, sizeof err) != 0)
         return runtime_failure(a, err);
+    if (a->topo.warning[0] != '\0')
+        np_log(NP_LOG_WARNING, "%s", a->topo.warning);
     if (!a->topo.thissystem && !a->opt.dryrun) {
         snprintf(err, sizeof err, "the topology (%s) is not this machine's (set HWLOC_THISSYSTEM=1 if "
                  "it is), so binding would do nothing", a->topo.source);

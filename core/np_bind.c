@@ -320,6 +320,8 @@ int np_restore_self(hwloc_topology_t topo, const struct np_actual *a)
     return rc;
 }
 
+/* The policy as the mem= option writes it: nodes joined by '+' ("bind:0-1+4"),
+ * since a comma would start another option. */
 static void policy_str(char *buf, size_t len, int mode, hwloc_const_bitmap_t nodes)
 {
     char list[256];
@@ -327,6 +329,8 @@ static void policy_str(char *buf, size_t len, int mode, hwloc_const_bitmap_t nod
         list[0] = '\0';
     else
         hwloc_bitmap_list_snprintf(list, sizeof list, nodes);
+    for (char *c = list; (c = strchr(c, ',')) != NULL;)
+        *c = '+';
     switch (mode) {
     case MPOL_DEFAULT: snprintf(buf, len, "default"); break;
     case MPOL_PREFERRED:

@@ -37,18 +37,24 @@ static int find_mark(void)
     return found;
 }
 
-int np_marker_claim(const char *who, char *other, size_t len)
+int np_marker_read(char *other, size_t len)
 {
     int fd = find_mark();
-    if (fd >= 0) {
-        ssize_t n = len > 1 ? pread(fd, other, len - 1, 0) : -1;
-        if (n > 0)
-            other[n] = '\0';
-        else if (len > 0)
-            snprintf(other, len, "another copy");
+    if (fd < 0)
+        return -1;
+    ssize_t n = len > 1 ? pread(fd, other, len - 1, 0) : -1;
+    if (n > 0)
+        other[n] = '\0';
+    else if (len > 0)
+        snprintf(other, len, "another copy");
+    return 0;
+}
+
+int np_marker_claim(const char *who, char *other, size_t len)
+{
+    if (np_marker_read(other, len) == 0)
         return NP_MARKER_TAKEN;
-    }
-    fd = memfd_create(MARK, MFD_CLOEXEC);
+    int fd = memfd_create(MARK, MFD_CLOEXEC);
     if (fd < 0)
         return -1;
     size_t w = strlen(who);

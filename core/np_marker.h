@@ -23,6 +23,10 @@
  * (this copy acts all the same). */
 int np_marker_claim(const char *who, char *other, size_t len);
 
+/* The acting copy's description into other.  Returns 0, or -1 when no
+ * copy has marked the process. */
+int np_marker_read(char *other, size_t len);
+
 /* Gives the process up (a copy that failed to start): another copy may
  * act.  -1 is ignored. */
 void np_marker_release(int fd);

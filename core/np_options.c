@@ -66,13 +66,14 @@ static const char *shown(char *buf, size_t len, const char *s)
     return buf;
 }
 
+/* A flag: alone, or true/false, or yes/no as the plan line prints it. */
 static int parse_flag(const char *v, bool *out)
 {
-    if (v == NULL || strcmp(v, "true") == 0) {
+    if (v == NULL || strcmp(v, "true") == 0 || strcmp(v, "yes") == 0) {
         *out = true;
         return 0;
     }
-    if (strcmp(v, "false") == 0) {
+    if (strcmp(v, "false") == 0 || strcmp(v, "no") == 0) {
         *out = false;
         return 0;
     }
@@ -275,7 +276,7 @@ valid_values:;
                 "and FILE a path in which %p stands for the process id and %% for '%'";
         break;
     case K_REPORT: valid = "a path, in which %p stands for the process id and %% for '%'"; break;
-    default: valid = "no value, true or false"; break;
+    default: valid = "no value, true, false, yes or no"; break;
     }
     snprintf(err + used, errlen - used, ": valid values are %s", valid);
     return -1;

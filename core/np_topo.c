@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int fail(struct np_topo *t, char *err, size_t errlen, const char *what)
 {
@@ -148,6 +149,31 @@ static int find_homes(struct np_topo *t)
     return rc == 0 ? adopt_orphans(t) : rc;
 }
 
+/* A file or description taken for this machine (HWLOC_THISSYSTEM=1) that
+ * holds CPUs this machine does not have: binding narrows everything to the
+ * CPUs both have, which the user should know. */
+static void warn_foreign_cpus(struct np_topo *t)
+{
+    long have = sysconf(_SC_NPROCESSORS_CONF);
+    hwloc_const_bitmap_t all = hwloc_topology_get_complete_cpuset(t->topology);
+    hwloc_bitmap_t missing = hwloc_bitmap_dup(all);
+    if (missing == NULL || have <= 0) {
+        hwloc_bitmap_free(missing);
+        return;
+    }
+    hwloc_bitmap_clr_range(missing, 0, (int)have - 1);
+    if (!hwloc_bitmap_iszero(missing)) {
+        char lack[256], usable[256];
+        np_cpulist(lack, sizeof lack, missing);
+        np_cpulist(usable, sizeof usable, t->allowed);
+        snprintf(t->warning, sizeof t->warning,
+                 "the topology (%.200s) has CPUs this machine does not (%.100s; it has %ld): "
+                 "HWLOC_THISSYSTEM=1 takes it for this machine, so only the CPUs both have are "
+                 "used (%.100s)", t->source, lack, have, usable[0] ? usable : "none");
+    }
+    hwloc_bitmap_free(missing);
+}
+
 int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
                  char *err, size_t errlen)
 {
@@ -197,6 +223,8 @@ int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
             hwloc_bitmap_intersects(bound, t->allowed))
             hwloc_bitmap_and(t->allowed, t->allowed, bound);
         hwloc_bitmap_free(bound);
+        if (strcmp(t->source, "this system") != 0)
+            warn_foreign_cpus(t);
     }
 
     if (find_homes(t) != 0)

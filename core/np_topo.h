@@ -34,6 +34,9 @@ struct np_topo {
      * means something. */
     int thissystem;
     char source[256]; /* "this system", "xml FILE", "synthetic DESC" */
+    /* Something the user should know about the topology as loaded (a file
+     * taken for this machine that is not quite it), or "". */
+    char warning[1024];
 };
 
 /* Loads the topology: from `xml` or `synthetic` when one is given, else

@@ -322,6 +322,32 @@ START_TEST(read_numa_balancing)
 }
 END_TEST
 
+/* The pool named in the advice is the pool the thread belongs to. */
+START_TEST(oversubscription_names_the_pool)
+{
+    char buf[512];
+    ck_assert_int_eq(np_advise_oversubscribed(2, 2, "ForkJoinPool-1-worker-3", buf, sizeof buf), 0);
+    static const struct {
+        const char *name, *fix;
+    } c[] = {
+        {"ForkJoinPool-1-worker-3", "new ForkJoinPool(2)"},
+        {"ForkJoinPool.commonPool-worker-1", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2"},
+        {"qtp1867083167-17", "Jetty's QueuedThreadPool: setMaxThreads(2)"},
+        {"http-nio-8080-exec-4", "Tomcat's connector: maxThreads=\"2\""},
+        {"nioEventLoopGroup-3-1", "Netty: new NioEventLoopGroup(2)"},
+        {"pool-2-thread-7", "Executors.newFixedThreadPool(2)"},
+        {"Tier1-worker", "the pool that starts them to at most 2 threads"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        ck_assert_int_eq(np_advise_oversubscribed(3, 2, c[i].name, buf, sizeof buf), 1);
+        ck_assert_msg(strstr(buf, c[i].fix) != NULL, "%s: %s", c[i].name, buf);
+        ck_assert_msg(strstr(buf, "3 placed threads are live on this group's 2 CPUs") == buf, "%s", buf);
+        if (i > 1)
+            ck_assert_msg(strstr(buf, "ForkJoinPool") == NULL, "%s names ForkJoinPool: %s", c[i].name, buf);
+    }
+}
+END_TEST
+
 Suite *advise_suite(void)
 {
     Suite *s = suite_create("advise");
@@ -335,6 +361,7 @@ Suite *advise_suite(void)
     tcase_add_test(tc, alignment_not_advised);
     tcase_add_test(tc, numa_balancing);
     tcase_add_test(tc, read_numa_balancing);
+    tcase_add_test(tc, oversubscription_names_the_pool);
     suite_add_tcase(s, tc);
     return s;
 }

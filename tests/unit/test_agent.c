@@ -569,6 +569,21 @@ START_TEST(full_disk_loses_nothing_silently)
 }
 END_TEST
 
+/* The plan line echoes mem= as the option is written ('+' between nodes),
+ * so it can be given back as it is. */
+START_TEST(plan_line_echoes_options_as_written)
+{
+    unsetenv("HWLOC_THISSYSTEM");
+    setenv("HWLOC_SYNTHETIC", "pack:1 numa:3 core:1 pu:1", 1);
+    struct np_agent *a = create("dryrun=yes,mem=bind:0+2,log=info:%s", log_path);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, " mem=bind:0+2 "), 1);
+    ck_assert_int_eq(t_count_lines(log, " dryrun=yes "), 1);
+    free(log);
+}
+END_TEST
+
 Suite *agent_suite(void)
 {
     Suite *s = suite_create("agent");
@@ -590,6 +605,7 @@ Suite *agent_suite(void)
     tcase_add_test(tc, report_and_log_must_differ);
     tcase_add_test(tc, refused_files_say_why);
     tcase_add_test(tc, full_disk_loses_nothing_silently);
+    tcase_add_test(tc, plan_line_echoes_options_as_written);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -261,9 +261,9 @@ static const struct {
     {"threads=|a", "'threads'", "shell globs separated by '|'"},
     {"threads=a|", "'threads'", "shell globs separated by '|'"},
     {"threads=|", "'threads'", "shell globs separated by '|'"},
-    {"dryrun=maybe", "'dryrun'", "valid values are no value, true or false"},
-    {"strict=1", "'strict'", "valid values are no value, true or false"},
-    {"help=", "'help'", "valid values are no value, true or false"},
+    {"dryrun=maybe", "'dryrun'", "valid values are no value, true, false, yes or no"},
+    {"strict=1", "'strict'", "valid values are no value, true, false, yes or no"},
+    {"help=", "'help'", "valid values are no value, true, false, yes or no"},
 };
 
 START_TEST(errors)
@@ -456,11 +456,26 @@ START_TEST(help_text)
 }
 END_TEST
 
+/* Flags take what the plan line prints for them, as well as true/false. */
+START_TEST(flags_take_yes_and_no)
+{
+    struct np_options o;
+    char err[512];
+    ck_assert_int_eq(np_options_parse("dryrun=no,strict=yes", &o, err, sizeof err), 0);
+    ck_assert(!o.dryrun && o.strict);
+    np_options_free(&o);
+    ck_assert_int_eq(np_options_parse("dryrun=yes,strict=no,help=false", &o, err, sizeof err), 0);
+    ck_assert(o.dryrun && !o.strict && !o.help);
+    np_options_free(&o);
+}
+END_TEST
+
 Suite *options_suite(void)
 {
     Suite *s = suite_create("options");
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, defaults);
+    tcase_add_test(tc, flags_take_yes_and_no);
     tcase_add_test(tc, every_key);
     tcase_add_test(tc, domain_cpukind_mem_nodes);
     tcase_add_test(tc, every_enum_value);

@@ -318,8 +318,10 @@ class HarnessRecipesTest {
                 .filter(l -> l.contains("][info][numapin] plan ")).collect(Collectors.toList());
         assertEquals(1, plans.size(), "one plan\n" + both.describe());
         assertTrue(plans.get(0).contains(" plan group=0 groups=2 "), "the environment's group\n" + both.describe());
-        assertTrue(both.stdout.contains("][warning][numapin] numapin is already loaded; this copy does nothing"),
-                "the command line's copy says it does nothing\n" + both.describe());
+        assertTrue(both.stderr.contains("][warning][numapin] numapin is already loaded in this JVM: " + Build.agent()
+                + " (options 'group=0,groups=2') acts; this copy, " + Build.agent()
+                + " (options 'group=1,groups=2'), does nothing"),
+                "the command line's copy says which copy acts and that it does nothing\n" + both.describe());
 
         ChildResult java = Launch.version().noAgent().env("JDK_JAVA_OPTIONS", agent + "=group=1,groups=2").run();
         java.assertExit(0);

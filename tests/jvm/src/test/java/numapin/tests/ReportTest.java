@@ -105,7 +105,7 @@ class ReportTest {
         ChildResult r = Launch.probe("common").fakeTwoNodes().options("report=" + missing).run().assertExit(0);
         List<String> w = r.failureWarnings();
         assertEquals(1, w.size(), "warnings\n" + r.describe());
-        assertTrue(w.get(0).contains("cannot open report file '" + missing + "': No such file or directory (ENOENT)"
+        assertTrue(w.get(0).contains("cannot write report file '" + missing + "': No such file or directory (ENOENT)"
                 + "; no report will be written"), w.get(0));
         assertTrue(!r.probes().isEmpty(), "the JVM went on\n" + r.describe());
 
@@ -113,6 +113,6 @@ class ReportTest {
         assertNotEquals(0, s.exitCode, "exit status under strict\n" + s.describe());
         List<String> errors = s.stderrLogLines();
         assertEquals(1, errors.size(), "error lines\n" + s.describe());
-        assertTrue(errors.get(0).contains("[error][numapin] cannot open report file '" + missing + "'"), errors.get(0));
+        assertTrue(errors.get(0).contains("[error][numapin] cannot write report file '" + missing + "'"), errors.get(0));
     }
 }
