@@ -235,7 +235,11 @@ int np_inspect_collect(const struct np_topo *t, pid_t pid, const struct np_named
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *d = opendir(path);
     if (d == NULL) {
-        snprintf(err, errlen, "cannot list the threads of process %d: %s", (int)pid, strerror(errno));
+        if (errno == ENOENT)
+            snprintf(err, errlen, "process %d ended while being looked at", (int)pid);
+        else
+            snprintf(err, errlen, "cannot list the threads of process %d: %s", (int)pid,
+                     strerror(errno));
         return -1;
     }
     kernel_name(pid, pid, c->command, sizeof c->command);
@@ -264,8 +268,14 @@ int np_inspect_collect(const struct np_topo *t, pid_t pid, const struct np_named
             c->nthreads++;
     }
     closedir(d);
+    if (c->nthreads == 0) {
+        np_inspect_free(c);
+        snprintf(err, errlen, "process %d ended while being looked at", (int)pid);
+        return -1;
+    }
     qsort(c->threads, (size_t)c->nthreads, sizeof *c->threads, by_tid);
     if (memory(pid, c) != 0) {
+        c->memory_errno = errno != 0 ? errno : EIO;
         free(c->node_kb);
         c->node_kb = NULL;
         c->nnode_kb = 0;
@@ -299,6 +309,10 @@ static void print_text(const struct np_inspect *c, const struct np_globs *o, FIL
     for (int n = 0; n < c->nnode_kb; n++)
         if (c->node_kb[n] > 0)
             fprintf(out, "memory node=%d mib=%.1f\n", n, (double)c->node_kb[n] / 1024);
+    if (c->node_kb == NULL)
+        fprintf(out, "memory unknown: /proc/%d/numa_maps: %s (%s)%s\n", (int)c->pid,
+                strerror(c->memory_errno), np_errno_name(c->memory_errno),
+                c->memory_errno == EACCES ? "; run check as the process's user or root" : "");
     for (int i = 0; i < c->nthreads; i++) {
         const struct np_seen *s = &c->threads[i];
         if (o != NULL && !np_globs_match(o, s->name))
@@ -324,6 +338,7 @@ static void print_json(const struct np_inspect *c, const struct np_globs *o, FIL
     np_json_str(&j, "command", c->command);
     if (c->node_kb == NULL) {
         np_json_null(&j, "memory_kib");
+        np_json_str(&j, "memory_error", np_errno_name(c->memory_errno));
     } else {
         np_json_open(&j, "memory_kib", '{', false);
         for (int n = 0; n < c->nnode_kb; n++)

@@ -50,6 +50,7 @@ struct np_inspect {
     int nthreads;
     long long *node_kb;     /* resident memory per node, by OS index; NULL when unknown */
     int nnode_kb;
+    int memory_errno;       /* why node_kb is NULL (EACCES: another user's process), or 0 */
 };
 
 /* Looks at process `pid` on the machine `t` (loaded as this system).

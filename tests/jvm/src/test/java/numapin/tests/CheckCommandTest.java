@@ -2,6 +2,7 @@ package numapin.tests;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -168,5 +169,34 @@ class CheckCommandTest {
                 + " Thread.print exited with 1): the kernel's names are shown"), r.describe());
         Map<Long, Seen> seen = threads(r.stdout);
         assertTrue(seen.size() > 5 && seen.values().stream().allMatch(Seen::kernelName), r.describe());
+    }
+
+    /**
+     * Another user's JVM: check reads what /proc shows anyone (threads,
+     * CPUs), asks the JVM nothing (its memory map is not readable, so it is
+     * not known to be a JVM), and says why the memory lines are missing.
+     */
+    @Test
+    void anotherUsersJvmIsShownSayingWhatCannotBeRead() {
+        assumeTrue(Machine.isRoot() && Machine.onPath("setpriv"), "needs root and setpriv");
+        Path go = RunLogs.newRunDir().resolve("go");
+        Launch.Running run = Launch.program("AttachTarget", go.toString()).noAgent().start();
+        try {
+            String pid = run.awaitLine(Pattern.compile("attach-ready pid=(\\d+)")).group(1);
+            ChildResult r = Launch.command(Build.numapin().toString(), "check", pid).asUser("nobody", "nogroup")
+                    .run();
+            assertEquals(0, r.exitCode, r.describe());
+            assertTrue(r.stderr.contains("not asking process " + pid + " for Java thread names: its memory map "
+                    + "cannot be read (Permission denied)"), r.describe());
+            assertTrue(r.stdout.contains("memory unknown: /proc/" + pid + "/numa_maps: Permission denied (EACCES); "
+                    + "run check as the process's user or root"), r.describe());
+            assertTrue(threads(r.stdout).size() > 5, r.describe());
+            ChildResult j = Launch.command(Build.numapin().toString(), "check", pid, "--json")
+                    .asUser("nobody", "nogroup").run();
+            assertTrue(j.stdout.contains("\"memory_kib\": null,") && j.stdout.contains("\"memory_error\": \"EACCES\""),
+                    j.describe());
+        } finally {
+            run.process.destroyForcibly();
+        }
     }
 }
