@@ -233,18 +233,25 @@ static jint start(JavaVM *vm, const char *options, int late)
         np_agent_warn_loaded(options);
         return status(NP_ERR_LOADED, late);
     }
-    enum np_status st = late ? np_agent_attach(options, &agent) : np_agent_create(options, &agent);
-    if (st != NP_OK)
-        return status(st, late);
-    if (!agent->active)
-        return JNI_OK;
-
     jvmtiEnv *jvmti = NULL;
     jint rc = (*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2);
     if (rc != JNI_OK || jvmti == NULL) {
         np_log_fatal("cannot get a JVMTI environment (GetEnv returned %d)", (int)rc);
         return JNI_ERR;
     }
+    /* What the JVM runs, for np_agent to tell a JDK tool (jps, javac...):
+     * set by the launcher before Agent_OnLoad. */
+    char *command = NULL;
+    if ((*jvmti)->GetSystemProperty(jvmti, "sun.java.command", &command) != JVMTI_ERROR_NONE)
+        command = NULL;
+    struct np_start how = {late != 0, command};
+    enum np_status st = np_agent_start(options, &how, &agent);
+    if (command != NULL)
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)command);
+    if (st != NP_OK)
+        return status(st, late);
+    if (!agent->active)
+        return JNI_OK;
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.ThreadStart = on_thread_start;

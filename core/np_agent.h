@@ -38,6 +38,7 @@ struct np_agent {
     struct np_options opt;
     bool active;                      /* false: help, or disabled by a failure */
     bool late;                        /* loaded into a running JVM (attach) */
+    bool jdk_tool;                    /* the JVM runs a tool of the JDK (np_jdk_tool) */
     struct np_topo topo;
     struct np_plan plan;
     const struct np_group_plan *mine; /* this JVM's group */
@@ -68,6 +69,18 @@ struct np_agent {
         warned_reset, told_mem_unchanged;
 };
 
+/* How the JVM loads numapin. */
+struct np_start {
+    bool late;               /* Agent_OnAttach: the JVM runs already */
+    const char *command;     /* sun.java.command (the main class, or MODULE/CLASS, and its
+                                arguments), or NULL */
+};
+
+/* True when `command` (sun.java.command) runs a tool of the JDK (jps,
+ * jcmd, javac, jar, jshell, jfr, keytool...): a main class in one of the
+ * JDK's own modules, java.* or jdk.*. */
+bool np_jdk_tool(const char *command);
+
 /* Parses the options, claims the process (np_marker: one copy of numapin
  * acts), loads the topology, plans, and logs the start-up lines.  Returns
  * NP_OK with *out set (possibly inactive), or an error after writing one
@@ -75,13 +88,18 @@ struct np_agent {
  * is NULL. */
 enum np_status np_agent_create(const char *options, struct np_agent **out);
 
+/* The same, told how the JVM loads numapin.  Loaded into a JDK tool
+ * without log=, numapin logs to stderr at warning level: the tool's
+ * stdout (which scripts read) stays its own.  At attach, a bad option's
+ * line explains jcmd's splitting at '='. */
+enum np_status np_agent_start(const char *options, const struct np_start *how,
+                              struct np_agent **out);
+
 /* Says, as np_agent_create does for another copy, that this library is
  * loaded again (the JVM loaded the same file twice, so its statics hold
  * the copy that acts) and that this load does nothing. */
 void np_agent_warn_loaded(const char *options);
 
-/* The same for a JVM already running (Agent_OnAttach). */
-enum np_status np_agent_attach(const char *options, struct np_agent **out);
 
 /* What the JVM decided before numapin could act (flags read at VMInit):
  * logs the advice that follows from it. */

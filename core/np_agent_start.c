@@ -191,7 +191,9 @@ static enum np_status parse_options(struct np_agent *a, const char *options)
     char err[1024];
     const char *why;
     bool bad = np_options_parse(options, &a->opt, err, sizeof err) != 0;
-    if (np_log_open(a->opt.log_level, a->opt.log_file, &why) != 0) {
+    if (a->jdk_tool && !a->opt.log_given)
+        np_log_to_stderr(NP_LOG_WARNING); /* the tool's stdout is for its own output */
+    else if (np_log_open(a->opt.log_level, a->opt.log_file, &why) != 0) {
         char msg[1200];
         file_error(msg, sizeof msg, "cannot open log file", a->opt.log_file, errno, why);
         if (!bad && a->opt.strict && !a->opt.help) {
@@ -467,7 +469,16 @@ static enum np_status start(struct np_agent *a, const char *options)
     return NP_OK;
 }
 
-static enum np_status create(const char *options, bool late, struct np_agent **out)
+bool np_jdk_tool(const char *command)
+{
+    if (command == NULL)
+        return false;
+    size_t main_len = strcspn(command, " ");
+    const char *slash = memchr(command, '/', main_len);
+    return slash != NULL && (strncmp(command, "jdk.", 4) == 0 || strncmp(command, "java.", 5) == 0);
+}
+
+static enum np_status create(const char *options, const struct np_start *how, struct np_agent **out)
 {
     np_log_init();
     *out = NULL;
@@ -479,7 +490,8 @@ static enum np_status create(const char *options, bool late, struct np_agent **o
     a->lock_fd = -1;
     a->marker_fd = -1;
     a->report.dirfd = -1;
-    a->late = late;
+    a->late = how->late;
+    a->jdk_tool = np_jdk_tool(how->command);
     enum np_status st = start(a, options);
     if (st != NP_OK) {
         np_agent_destroy(a);
@@ -491,12 +503,14 @@ static enum np_status create(const char *options, bool late, struct np_agent **o
 
 enum np_status np_agent_create(const char *options, struct np_agent **out)
 {
-    return create(options, false, out);
+    static const struct np_start plain = {false, NULL};
+    return create(options, &plain, out);
 }
 
-enum np_status np_agent_attach(const char *options, struct np_agent **out)
+enum np_status np_agent_start(const char *options, const struct np_start *how,
+                              struct np_agent **out)
 {
-    return create(options, true, out);
+    return create(options, how, out);
 }
 
 void np_agent_destroy(struct np_agent *a)

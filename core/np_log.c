@@ -48,17 +48,26 @@ int np_log_open(enum np_level level, const char *path, const char **why)
             return -1;
         snprintf(log_path, sizeof log_path, "%s", expanded);
         int old = atomic_exchange(&log_fd, fd);
-        if (old != STDOUT_FILENO)
+        if (old > STDERR_FILENO)
             close(old);
     }
     atomic_store(&log_level, level);
     return 0;
 }
 
+void np_log_to_stderr(enum np_level level)
+{
+    int old = atomic_exchange(&log_fd, STDERR_FILENO);
+    if (old > STDERR_FILENO)
+        close(old);
+    log_path[0] = '\0';
+    atomic_store(&log_level, level);
+}
+
 void np_log_close(void)
 {
     int old = atomic_exchange(&log_fd, STDOUT_FILENO);
-    if (old != STDOUT_FILENO)
+    if (old > STDERR_FILENO)
         close(old);
     log_path[0] = '\0';
 }
@@ -66,7 +75,7 @@ void np_log_close(void)
 bool np_log_same_file(const char *path)
 {
     int fd = atomic_load(&log_fd);
-    return fd != STDOUT_FILENO && np_file_same(fd, path);
+    return fd > STDERR_FILENO && np_file_same(fd, path);
 }
 
 long np_log_lost(int *err)
@@ -153,7 +162,8 @@ static void to_log(const char *buf, size_t len)
     char msg[4400];
     size_t n = line(msg, sizeof msg, NP_LOG_WARNING,
                     "cannot write to the log (%s): %s (%s); later lines are lost, and the summary "
-                    "comes here too", log_path[0] ? log_path : "stdout", strerror(e),
+                    "comes here too", log_path[0] ? log_path : fd == STDERR_FILENO ? "stderr" : "stdout",
+                    strerror(e),
                     np_errno_name(e));
     write_all(STDERR_FILENO, msg, n);
 }
@@ -193,7 +203,7 @@ static void vboth(enum np_level level, bool file, const char *fmt, va_list ap)
     char buf[2048];
     size_t len = format_line(buf, sizeof buf, level, fmt, ap);
     write_all(STDERR_FILENO, buf, len);
-    if (file && atomic_load(&log_fd) != STDOUT_FILENO)
+    if (file && atomic_load(&log_fd) > STDERR_FILENO)
         to_log(buf, len);
 }
 

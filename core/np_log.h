@@ -31,6 +31,9 @@ void np_log_init(void);
  * np_file_open gives it (the previous destination is kept). */
 int np_log_open(enum np_level level, const char *path, const char **why);
 
+/* Sends the log to stderr at `level` (a closed file before is closed). */
+void np_log_to_stderr(enum np_level level);
+
 /* Closes a log file opened by np_log_open; later lines go to stdout. */
 void np_log_close(void);
 

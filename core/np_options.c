@@ -99,6 +99,7 @@ static int parse_log(const char *v, struct np_options *o)
             free(o->log_file);
             o->log_file = colon ? strdup(colon + 1) : NULL;
             o->log_level = l;
+            o->log_given = true;
             return 0;
         }
     }

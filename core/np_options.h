@@ -36,6 +36,7 @@ struct np_options {
                            else NULL: the group's own nodes */
     enum np_level log_level;
     char *log_file;     /* NULL: stdout */
+    bool log_given;     /* log= was in the string */
     char *report_file;  /* report=FILE, or NULL */
     bool dryrun;
     bool strict;

@@ -584,6 +584,35 @@ START_TEST(plan_line_echoes_options_as_written)
 }
 END_TEST
 
+/* A JDK tool keeps its stdout: numapin's lines go to stderr, warnings
+ * only, unless log= says otherwise. */
+START_TEST(jdk_tools_keep_their_stdout)
+{
+    ck_assert(np_jdk_tool("jdk.jcmd/sun.tools.jps.Jps -l"));
+    ck_assert(np_jdk_tool("jdk.compiler/com.sun.tools.javac.Main A.java"));
+    ck_assert(np_jdk_tool("java.base/sun.security.tools.keytool.Main"));
+    ck_assert(!np_jdk_tool("com.example.Server --port 8080"));
+    ck_assert(!np_jdk_tool("com.example/com.example.Main"));
+    ck_assert(!np_jdk_tool("app.jar"));
+    ck_assert(!np_jdk_tool(NULL));
+    struct np_agent *a = NULL;
+    struct np_start tool = {false, "jdk.jcmd/sun.tools.jps.Jps"};
+    ck_assert_int_eq(np_agent_start("group=1", &tool, &a), NP_OK);
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *out = slurp(out_path), *err = slurp(err_path);
+    ck_assert_int_eq(t_count_lines(out, "[numapin]"), 0);
+    ck_assert_int_eq(t_count_lines(err, "][info][numapin]"), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(np_agent_start("group=1,log=info", &tool, &a), NP_OK);
+    np_agent_destroy(a);
+    out = slurp(out_path);
+    ck_assert_int_eq(t_count_lines(out, "][info][numapin] plan group=1 "), 1);
+    free(out);
+}
+END_TEST
+
 Suite *agent_suite(void)
 {
     Suite *s = suite_create("agent");
@@ -606,6 +635,7 @@ Suite *agent_suite(void)
     tcase_add_test(tc, refused_files_say_why);
     tcase_add_test(tc, full_disk_loses_nothing_silently);
     tcase_add_test(tc, plan_line_echoes_options_as_written);
+    tcase_add_test(tc, jdk_tools_keep_their_stdout);
     suite_add_tcase(s, tc);
     return s;
 }
