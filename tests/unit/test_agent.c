@@ -613,6 +613,25 @@ START_TEST(jdk_tools_keep_their_stdout)
 }
 END_TEST
 
+/* A topology file taken for this machine (HWLOC_THISSYSTEM=1) that has CPUs
+ * this machine lacks: one warning naming them, not a silent collapse. */
+START_TEST(foreign_topology_is_warned_about)
+{
+    char xml[4096];
+    snprintf(xml, sizeof xml, "%s/xeon-6972p-snc3.xml", getenv("NUMAPIN_TOPOLOGIES"));
+    unsetenv("HWLOC_SYNTHETIC");
+    setenv("HWLOC_XMLFILE", xml, 1);
+    long have = sysconf(_SC_NPROCESSORS_CONF);
+    struct np_agent *a = create("log=info:%s", log_path);
+    np_agent_destroy(a);
+    char *log = slurp(log_path), want[4400];
+    snprintf(want, sizeof want, "][warning][numapin] the topology (xml %s) has CPUs this machine does "
+             "not (%ld-191; it has %ld): HWLOC_THISSYSTEM=1 takes it for this machine", xml, have, have);
+    ck_assert_msg(t_count_lines(log, want) == 1, "%s", log);
+    free(log);
+}
+END_TEST
+
 Suite *agent_suite(void)
 {
     Suite *s = suite_create("agent");
@@ -636,6 +655,7 @@ Suite *agent_suite(void)
     tcase_add_test(tc, full_disk_loses_nothing_silently);
     tcase_add_test(tc, plan_line_echoes_options_as_written);
     tcase_add_test(tc, jdk_tools_keep_their_stdout);
+    tcase_add_test(tc, foreign_topology_is_warned_about);
     suite_add_tcase(s, tc);
     return s;
 }

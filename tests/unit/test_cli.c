@@ -139,6 +139,9 @@ static const struct {
     {{"plan", "--synthetic", SYNTH, "extra", NULL}, "unexpected argument 'extra'"},
     {{"plan", "--frobnicate", NULL}, "invalid arguments"},
     {{"plan", "--groups", NULL}, "invalid arguments"},
+    {{"check", " 12", NULL}, "numapin check: give one process id"},
+    {{"check", "12x", NULL}, "numapin check: give one process id"},
+    {{"check", "+12", NULL}, "numapin check: give one process id"},
 };
 
 START_TEST(bad_arguments)

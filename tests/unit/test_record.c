@@ -307,6 +307,27 @@ START_TEST(reuse_bounded)
 }
 END_TEST
 
+/* However many threads were live at once, the record keeps (and lists) at
+ * most keep_ended of them once they have ended. */
+START_TEST(ended_kept_at_most)
+{
+    struct np_record *r = np_record_create(0, NP_RECORD_KEEP_ENDED);
+    ck_assert_ptr_nonnull(r);
+    static struct np_ref live[5000];
+    for (int i = 0; i < 5000; i++)
+        live[i] = np_record_add(r, "worker", 100 + i, NP_PLACED, false);
+    for (int i = 0; i < 5000; i++)
+        np_record_end(r, live[i]);
+    struct np_record_stats st = stats(r);
+    ck_assert_int_eq(st.ended, NP_RECORD_KEEP_ENDED);
+    ck_assert_int_eq(st.held, NP_RECORD_KEEP_ENDED);
+    struct np_counts c;
+    np_record_counts(r, &c);
+    ck_assert_int_eq(c.placed, 5000);
+    np_record_destroy(r);
+}
+END_TEST
+
 /* A ref to an entry reused for another thread changes nothing. */
 START_TEST(stale_ref)
 {
@@ -431,6 +452,7 @@ Suite *record_suite(void)
     tcase_add_test(tc, concurrent);
     tcase_add_test(tc, reuse_bounded);
     tcase_add_test(tc, stale_ref);
+    tcase_add_test(tc, ended_kept_at_most);
     tcase_add_test(tc, totals_follow_changes);
     tcase_add_test(tc, each_keeps_recent_ended);
     suite_add_tcase(s, tc);
