@@ -62,4 +62,26 @@ int cli_machine_load(const char *cmd, const char *usage, const struct cli_machin
  * e.g. "/usr/lib/jvm/java-17/bin".  Returns 0, or -1. */
 int cli_exe_dir(pid_t pid, char *buf, size_t len);
 
+/* Writes data to path whole or not at all: into a new file beside it
+ * (mode 0600), synced, then renamed over path.  A symbolic link, a
+ * directory or anything but a regular file at path is refused, never
+ * followed or replaced.  Returns 0, or -1 with one line in err ("cannot
+ * write PATH: the folder DIR does not exist"), nothing left behind. */
+int cli_write_file(const char *path, const char *data, size_t len, char *err, size_t errlen);
+
+/* What a child run by cli_filter gave. */
+struct cli_filtered {
+    int status;      /* exit status, or 128+signal */
+    char *out, *err; /* its stdout and stderr, NUL-terminated */
+    size_t len, errlen;
+};
+
+/* Runs argv[0] (looked up in PATH) with `input` on its stdin, capturing
+ * stdout and stderr, killed after `seconds`.  Returns 0 with *out filled
+ * (cli_filtered_free); -2 when the program is not found, -1 for any other
+ * failure (it did not finish in time, out of memory), a message in err. */
+int cli_filter(char *const argv[], const char *input, size_t inlen, int seconds,
+               struct cli_filtered *out, char *err, size_t errlen);
+void cli_filtered_free(struct cli_filtered *f);
+
 #endif
