@@ -227,12 +227,18 @@ static const struct cli_draw_group *group_of_cpu(const struct cli_draw *d, unsig
     return NULL;
 }
 
+/* The one group on `node`; NULL when none, or several share it (slices
+ * of a node: their CPUs tell them apart). */
 static const struct cli_draw_group *group_of_node(const struct cli_draw *d, unsigned node)
 {
+    const struct cli_draw_group *g = NULL;
     for (int i = 0; i < d->ngroups; i++)
-        if (hwloc_bitmap_isset(d->groups[i].nodes, node))
-            return &d->groups[i];
-    return NULL;
+        if (hwloc_bitmap_isset(d->groups[i].nodes, node)) {
+            if (g != NULL && g->group != d->groups[i].group)
+                return NULL;
+            g = &d->groups[i];
+        }
+    return g;
 }
 
 static int style(hwloc_obj_t o, const char *colour_or_style)
