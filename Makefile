@@ -57,14 +57,16 @@ $(CLI_OBJ): VERSION
 $(B)/libnumapin.so: $(AGENT_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=agent/exports.map -Wl,-z,defs -o $@ $^ $(LDLIBS)
 
+# The CLI alone reads JSON (numapin report): jansson, never in the agent.
+CLI_LDLIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 $(B)/numapin: $(CLI_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 # The unit tests: the core, the CLI's modules and agent/hotspot.c (no JVM
 # needed) under test.
 $(B)/test_native: $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) $(B)/agent/hotspot.o tests/unit/tests.h
 	$(CC) $(CFLAGS) -Icli -Iagent $(LDFLAGS) -o $@ $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) \
-	    $(B)/agent/hotspot.o $(LDLIBS) $(shell pkg-config --libs check)
+	    $(B)/agent/hotspot.o $(LDLIBS) $(CLI_LDLIBS) $(shell pkg-config --libs check)
 
 
 # `make test-unit REGEN=1` rewrites the expected outputs under

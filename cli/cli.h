@@ -8,6 +8,7 @@
 #define NP_CLI_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -19,6 +20,7 @@ int cli_plan(int argc, char **argv);
 int cli_topo(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_groups(int argc, char **argv);
+int cli_report(int argc, char **argv);
 
 /* Prints "numapin CMD: MESSAGE" and then `usage` to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
@@ -61,6 +63,21 @@ int cli_machine_load(const char *cmd, const char *usage, const struct cli_machin
 /* The directory of process pid's executable (0: this process) into buf,
  * e.g. "/usr/lib/jvm/java-17/bin".  Returns 0, or -1. */
 int cli_exe_dir(pid_t pid, char *buf, size_t len);
+
+/* One report for the page of a run (report.c). */
+struct cli_page_input {
+    const char *report;             /* the path of a report=FILE */
+    const char *label;              /* shown beside it, e.g. its log; may be NULL */
+    const char *const *advice;      /* advice lines from the JVM's log */
+    int nadvice;
+};
+
+/* Writes the page of the reports `in` to out (one self-contained HTML
+ * file, whole or not at all), the machine drawn is the one m names (this
+ * one by default).  A report that cannot be read is an error, or, when
+ * `lenient`, a line on the page.  Returns 0, or -1 with one line in err. */
+int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenient,
+             const struct cli_machine *m, char *err, size_t errlen);
 
 /* Writes data to path whole or not at all: into a new file beside it
  * (mode 0600), synced, then renamed over path.  A symbolic link, a

@@ -177,7 +177,7 @@ $(B)/fuzz_cpulist: tests/fuzz/fuzz_cpulist.c tests/fuzz/fuzz_util.h cli/main.c $
                    $(CLI_LIB_OBJ)
 	$(CC) $(CFLAGS) $(CLI_DEFS) -Icli -Dmain=numapin_cli_main -c cli/main.c -o $(B)/fuzz_cli.o
 	$(CC) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(B)/fuzz_cli.o $(CLI_LIB_OBJ) $(CORE_OBJ) \
-	    $(LDLIBS)
+	    $(LDLIBS) $(CLI_LDLIBS)
 
 fuzz-build: hardening-deps
 	@$(SUBMAKE) -s B=$(FUZZ_B) CC=$(FUZZ_CC) EXTRA_CFLAGS="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" \
