@@ -78,7 +78,7 @@ EXPECTED ?= $(abspath tests/golden/expected)
 CK_TIMEOUT_MULTIPLIER ?= 5
 test-unit: $(B)/test_native $(B)/numapin $(B)/libnumapin.so
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) NUMAPIN_EXPECTED=$(EXPECTED) NUMAPIN_CLI=$(abspath $(B)/numapin) \
-	    CK_TIMEOUT_MULTIPLIER=$(CK_TIMEOUT_MULTIPLIER) \
+	    NUMAPIN_DOCS=$(abspath docs) CK_TIMEOUT_MULTIPLIER=$(CK_TIMEOUT_MULTIPLIER) \
 	    $(if $(REGEN),NUMAPIN_REGEN=1) $(B)/test_native
 	bash tests/unit/check_exports.sh $(B)/libnumapin.so
 

@@ -116,7 +116,8 @@ asan-build: $(HARD_B)/sanlog_preload.so
 asan-unit: asan-build
 	$(call reset_sanlogs,unit)
 	@rc=0; $(call ASAN_C_ENV,unit) NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) NUMAPIN_EXPECTED=$(EXPECTED) \
-	    NUMAPIN_CLI=$(abspath $(ASAN_B)/numapin) CK_TIMEOUT_MULTIPLIER=10 $(ASAN_B)/test_native || rc=1; \
+	    NUMAPIN_CLI=$(abspath $(ASAN_B)/numapin) NUMAPIN_DOCS=$(abspath docs) CK_TIMEOUT_MULTIPLIER=10 \
+	    $(ASAN_B)/test_native || rc=1; \
 	$(call sanlogs_sh,unit,unit tests); exit $$rc
 
 asan-stress: asan-build
