@@ -220,8 +220,13 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
     if (kernel_names && (rows <= 0 || used < rows))
         line(&t, "* the kernel's name: the thread dump taken at the start did not list it");
     free(order);
-    if (tty)
+    if (tty) {
+        /* No newline after the last line: on the screen's last row it would
+         * scroll the top line away. */
+        if (t.len > 0 && t.buf[t.len - 1] == '\n')
+            t.buf[--t.len] = '\0';
         add(&t, "\033[J", 3);
+    }
     if (t.oom) {
         free(t.buf);
         return -1;
