@@ -251,13 +251,39 @@ static int style(hwloc_obj_t o, const char *colour_or_style)
     return hwloc_obj_add_info(o, "lstopoStyle", v);
 }
 
+/* The style of PU or NUMA node o ("#rrggbb" or a full lstopoStyle), or
+ * NULL for lstopo's own; *outside and *cpuless note the kinds drawn. */
+static const char *style_for(const struct cli_draw *d, hwloc_obj_t o, hwloc_const_bitmap_t homes,
+                             bool *outside, bool *cpuless)
+{
+    const struct cli_draw_group *g;
+    if (o->type == HWLOC_OBJ_PU) {
+        if (!hwloc_bitmap_isset(d->t->allowed, o->os_index))
+            return *outside = true, OUTSIDE_STYLE;
+        g = group_of_cpu(d, o->os_index);
+    } else {
+        if (!hwloc_bitmap_isset(hwloc_topology_get_allowed_nodeset(d->topo), o->os_index))
+            return *outside = true, OUTSIDE_STYLE;
+        if (!hwloc_bitmap_isset(homes, o->os_index))
+            return *cpuless = true, CPULESS_STYLE;
+        g = group_of_node(d, o->os_index);
+    }
+    return g != NULL ? cli_draw_colour(g->group) : NULL;
+}
+
+/* A legend box at the machine's side. */
+static int box(struct cli_draw *d, const char *text, const char *colour_or_style)
+{
+    hwloc_obj_t b = misc(d, hwloc_get_root_obj(d->topo), text, 200);
+    return b != NULL && style(b, colour_or_style) == 0 ? 0 : -1;
+}
+
 /* The colours, the "+N more" labels and the legend boxes, once. */
 static int annotate(struct cli_draw *d)
 {
     if (d->styled)
         return 0;
     d->styled = true;
-    hwloc_obj_t root = hwloc_get_root_obj(d->topo);
     bool outside = false, cpuless = false;
     hwloc_bitmap_t homes = hwloc_bitmap_alloc();
     if (homes == NULL)
@@ -267,56 +293,30 @@ static int annotate(struct cli_draw *d)
         hwloc_obj_t home = np_topo_home_obj(o);
         if (home != NULL)
             hwloc_bitmap_set(homes, home->os_index);
-        const struct cli_draw_group *g = group_of_cpu(d, o->os_index);
-        int rc = 0;
-        if (!hwloc_bitmap_isset(d->t->allowed, o->os_index))
-            rc = style(o, OUTSIDE_STYLE), outside = true;
-        else if (g != NULL)
-            rc = style(o, cli_draw_colour(g->group));
-        if (rc != 0) {
-            hwloc_bitmap_free(homes);
-            return -1;
-        }
     }
-    hwloc_const_nodeset_t mems = hwloc_topology_get_allowed_nodeset(d->topo);
-    o = NULL;
-    while ((o = hwloc_get_next_obj_by_type(d->topo, HWLOC_OBJ_NUMANODE, o)) != NULL) {
-        const struct cli_draw_group *g = group_of_node(d, o->os_index);
-        int rc = 0;
-        if (!hwloc_bitmap_isset(mems, o->os_index))
-            rc = style(o, OUTSIDE_STYLE), outside = true;
-        else if (!hwloc_bitmap_isset(homes, o->os_index))
-            rc = style(o, CPULESS_STYLE), cpuless = true;
-        else if (g != NULL)
-            rc = style(o, cli_draw_colour(g->group));
-        if (rc != 0) {
-            hwloc_bitmap_free(homes);
-            return -1;
+    int rc = 0;
+    static const hwloc_obj_type_t types[] = {HWLOC_OBJ_PU, HWLOC_OBJ_NUMANODE};
+    for (size_t k = 0; k < sizeof types / sizeof *types && rc == 0; k++) {
+        o = NULL;
+        while (rc == 0 && (o = hwloc_get_next_obj_by_type(d->topo, types[k], o)) != NULL) {
+            const char *st = style_for(d, o, homes, &outside, &cpuless);
+            rc = st != NULL ? style(o, st) : 0;
         }
     }
     hwloc_bitmap_free(homes);
-    for (int i = 0; i < d->nslots; i++) {
+    for (int i = 0; i < d->nslots && rc == 0; i++) {
         char more[64];
         snprintf(more, sizeof more, "+%d more", d->slots[i].more);
         if (d->slots[i].more > 0 && misc(d, d->slots[i].obj, more, 40) == NULL)
-            return -1;
+            rc = -1;
     }
-    for (int i = 0; i < d->ngroups; i++) {
-        hwloc_obj_t box = misc(d, root, d->groups[i].label, 200);
-        if (box == NULL || style(box, cli_draw_colour(d->groups[i].group)) != 0)
-            return -1;
-    }
-    if (outside) {
-        hwloc_obj_t box = misc(d, root, "outside the cpuset (not used)", 200);
-        if (box == NULL || style(box, OUTSIDE_STYLE) != 0)
-            return -1;
-    }
-    if (cpuless) {
-        hwloc_obj_t box = misc(d, root, "node without CPUs", 200);
-        if (box == NULL || style(box, CPULESS_STYLE) != 0)
-            return -1;
-    }
-    return 0;
+    for (int i = 0; i < d->ngroups && rc == 0; i++)
+        rc = box(d, d->groups[i].label, cli_draw_colour(d->groups[i].group));
+    if (outside && rc == 0)
+        rc = box(d, "outside the cpuset (not used)", OUTSIDE_STYLE);
+    if (cpuless && rc == 0)
+        rc = box(d, "node without CPUs", CPULESS_STYLE);
+    return rc;
 }
 
 int cli_draw_svg(struct cli_draw *d, char **svg, size_t *len, char *err, size_t errlen)

@@ -95,6 +95,12 @@ static long long num(json_t *o, const char *key, long long dflt)
 
 /* --------------------------------------------------------------- writing */
 
+/* A report's group colour; grey when it names none. */
+static const char *colour(int group)
+{
+    return group >= 0 ? cli_draw_colour(group) : "#999999";
+}
+
 static void esc(FILE *f, const char *s)
 {
     char buf[8192];
@@ -231,11 +237,10 @@ static void advice(FILE *f, const struct run *r)
 static void section(FILE *f, const struct run *r)
 {
     fprintf(f, "<section class=\"group\" id=\"run-%d\" style=\"border-left-color:%s\">\n",
-            r->group, r->group >= 0 ? cli_draw_colour(r->group) : "#999999");
+            r->group, colour(r->group));
     json_t *plan = json_object_get(r->doc, "plan");
     fprintf(f, "<h2><span class=\"swatch\" style=\"background:%s\"></span>group %d, pid %lld</h2>\n",
-            r->group >= 0 ? cli_draw_colour(r->group) : "#999999", r->group,
-            num(r->doc, "pid", -1));
+            colour(r->group), r->group, num(r->doc, "pid", -1));
     fputs("<p class=\"source\">", f);
     esc(f, r->in->report);
     if (r->in->label != NULL) {
@@ -367,8 +372,7 @@ static void summary(FILE *f, const struct run *runs, int n)
         json_t *plan = json_object_get(r->doc, "plan"), *tot = json_object_get(r->doc, "totals");
         fprintf(f, "<tr><td><a href=\"#run-%d\"><span class=\"swatch\" style=\"background:%s\">"
                    "</span>%d</a></td><td>%lld</td><td>", r->group,
-                r->group >= 0 ? cli_draw_colour(r->group) : "#999999", r->group,
-                num(r->doc, "pid", -1));
+                colour(r->group), r->group, num(r->doc, "pid", -1));
         value(f, json_object_get(plan, "node"));
         fputs("</td><td class=\"cpulist\">", f);
         value(f, json_object_get(plan, "cpus"));
