@@ -114,6 +114,26 @@ class ViewTest {
     }
 
     @Test
+    void planSvgAndTheDocsPictureParseWithOnePuRectanglePerCpu() throws Exception {
+        Path root = HarnessTest.repoRoot();
+        Path svg = RunLogs.newRunDir().resolve("plan.svg");
+        String[] r = Launch.tool(RunLogs.newRunDir(), cli(), "plan", "--groups", "3", "--topology",
+                root.resolve("tests/golden/topologies/xeon-6972p-snc3.xml").toString(), "--svg", svg.toString());
+        assertEquals("0", r[0], r[1]);
+        for (Path p : List.of(svg, root.resolve("docs/pictures/xeon-6972p-snc3-3groups.svg"))) {
+            Map<String, String> fills = puFills(xml(p));
+            assertEquals(192, fills.size(), p.toString());
+            // Logical PUs 0-63 are node 0's (group 0), 64-127 node 1's, 128-191 node 2's.
+            int[] colours = {GROUP0, GROUP1, 0x8da0cb};
+            for (int i = 0; i < 192; i++) {
+                assertEquals(rgb(colours[i / 64]), fills.get("PU_" + i + "_rect"), p + " PU L#" + i);
+            }
+            List<String> texts = texts(xml(p));
+            assertTrue(texts.contains("group 2: nodes 2, CPUs 64-95,160-191"), texts.toString());
+        }
+    }
+
+    @Test
     void checkSvgDrawsTheJvmOnTheMachine() throws Exception {
         Path go = RunLogs.newRunDir().resolve("go");
         Launch.Running run = viewed(go, 1, "");
