@@ -330,9 +330,10 @@ static int check(long pid, const struct np_globs *filter, const char *jcmd, bool
             status = cli_watch(&t, &j, &result, &w);
         }
         cli_jvm_close(&j);
-    } else {
-        np_inspect_print(&result, filter, json, stdout);
     }
+    /* The listing, as without --svg; the live view replaces it. */
+    if (status == 0 && !v->watch)
+        np_inspect_print(&result, filter, json, stdout);
     np_inspect_named_free(names, nnames);
     np_inspect_free(&result);
     np_topo_destroy(&t);
