@@ -234,6 +234,18 @@ static void advice(FILE *f, const struct run *r)
     fputs("</ul>\n", f);
 }
 
+/* A plan's nodes, CPUs and memory policy, each after its markup in
+ * around[0..2], around[3] last. */
+static void where(FILE *f, json_t *plan, const char *const around[4])
+{
+    static const char *const keys[] = {"node", "cpus", "mem"};
+    for (int i = 0; i < 3; i++) {
+        fputs(around[i], f);
+        value(f, json_object_get(plan, keys[i]));
+    }
+    fputs(around[3], f);
+}
+
 static void section(FILE *f, const struct run *r)
 {
     fprintf(f, "<section class=\"group\" id=\"run-%d\" style=\"border-left-color:%s\">\n",
@@ -247,13 +259,10 @@ static void section(FILE *f, const struct run *r)
         fputs(" &middot; ", f);
         esc(f, r->in->label);
     }
-    fputs("</p>\n<p class=\"cpus\">nodes <b class=\"nodes\">", f);
-    value(f, json_object_get(plan, "node"));
-    fputs("</b>, CPUs <b class=\"cpulist\">", f);
-    value(f, json_object_get(plan, "cpus"));
-    fputs("</b>, memory <b>", f);
-    value(f, json_object_get(plan, "mem"));
-    fputs("</b></p>\n<div class=\"tables\">\n", f);
+    fputs("</p>\n<p class=\"cpus\">", f);
+    where(f, plan, (const char *const[]){"nodes <b class=\"nodes\">", "</b>, CPUs <b class=\"cpulist\">",
+                                          "</b>, memory <b>", "</b>"});
+    fputs("</p>\n<div class=\"tables\">\n", f);
     fields(f, plan, "plan");
     fields(f, json_object_get(r->doc, "totals"), "totals");
     /* Fields of later versions (memory per node and the like), as they are. */
@@ -373,12 +382,7 @@ static void summary(FILE *f, const struct run *runs, int n)
         fprintf(f, "<tr><td><a href=\"#run-%d\"><span class=\"swatch\" style=\"background:%s\">"
                    "</span>%d</a></td><td>%lld</td><td>", r->group,
                 colour(r->group), r->group, num(r->doc, "pid", -1));
-        value(f, json_object_get(plan, "node"));
-        fputs("</td><td class=\"cpulist\">", f);
-        value(f, json_object_get(plan, "cpus"));
-        fputs("</td><td>", f);
-        value(f, json_object_get(plan, "mem"));
-        fputs("</td>", f);
+        where(f, plan, (const char *const[]){"", "</td><td class=\"cpulist\">", "</td><td>", "</td>"});
         for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
             fputs("<td>", f);
             value(f, json_object_get(tot, cols[c]));
