@@ -57,15 +57,17 @@ $(CLI_OBJ): VERSION
 $(B)/libnumapin.so: $(AGENT_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=agent/exports.map -Wl,-z,defs -o $@ $^ $(LDLIBS)
 
+# The CLI alone reads JSON (numapin report): jansson, never in the agent.
+CLI_LDLIBS := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
 $(B)/numapin: $(CLI_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 # The unit tests: the core, the CLI's modules and agent/hotspot.c (no JVM
 # needed) under test.
 $(B)/test_native: $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) $(B)/agent/hotspot.o tests/unit/tests.h \
                   tests/jvm/tools/seccomp_filter.h
 	$(CC) $(CFLAGS) -Icli -Iagent $(LDFLAGS) -o $@ $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) \
-	    $(B)/agent/hotspot.o $(LDLIBS) $(shell pkg-config --libs check)
+	    $(B)/agent/hotspot.o $(LDLIBS) $(CLI_LDLIBS) $(shell pkg-config --libs check)
 
 
 # `make test-unit REGEN=1` rewrites the expected outputs under
@@ -77,7 +79,7 @@ EXPECTED ?= $(abspath tests/golden/expected)
 CK_TIMEOUT_MULTIPLIER ?= 5
 test-unit: $(B)/test_native $(B)/numapin $(B)/libnumapin.so
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) NUMAPIN_EXPECTED=$(EXPECTED) NUMAPIN_CLI=$(abspath $(B)/numapin) \
-	    CK_TIMEOUT_MULTIPLIER=$(CK_TIMEOUT_MULTIPLIER) \
+	    NUMAPIN_DOCS=$(abspath docs) CK_TIMEOUT_MULTIPLIER=$(CK_TIMEOUT_MULTIPLIER) \
 	    $(if $(REGEN),NUMAPIN_REGEN=1) $(B)/test_native
 	bash tests/unit/check_exports.sh $(B)/libnumapin.so
 

@@ -24,7 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jvmview.h"
 #include "np_attach.h"
+#include "watch.h"
 #include "np_cpulist.h"
 #include "np_inspect.h"
 #include "np_glob.h"
@@ -33,9 +35,14 @@ extern char **environ;
 
 static const char usage[] =
     "usage: numapin check PID [--threads GLOB|GLOB...] [--json] [--jcmd PATH | --kernel-names]\n"
+    "                         [--svg FILE] [--watch [SECONDS] [--count N]]\n"
     "Where the threads of process PID may run (cpus, their nodes) and last ran, and its\n"
     "memory per node.  Java thread names come from `jcmd PID Thread.print` (a brief\n"
-    "safepoint in the JVM); --kernel-names uses the kernel's 15-byte names and touches nothing.\n";
+    "safepoint in the JVM); --kernel-names uses the kernel's 15-byte names and touches nothing.\n"
+    "--svg FILE: the machine drawn by lstopo, each group in its colour, the tier threads\n"
+    "named where they are bound, the JVM's own threads counted, memory per node.\n"
+    "--watch [SECONDS]: a live view, refreshed every SECONDS (1), read from /proc only;\n"
+    "q or Ctrl-C quits; --count N: N frames, then exit (plain text when not a terminal).\n";
 
 /* The jcmd of the JDK the process runs: bin/jcmd beside its bin/java. */
 static int jcmd_beside(pid_t pid, char *buf, size_t len)
@@ -131,19 +138,68 @@ static int thread_dump(const char *jcmd, pid_t pid, int seconds, char **out, cha
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* What check was asked for beyond the listing. */
+struct view {
+    const char *svg;      /* --svg FILE */
+    bool watch;           /* --watch [SECONDS] */
+    double seconds;
+    int count;            /* --count N; 0: until the JVM exits or q */
+};
+
 static int check(long pid, const struct np_globs *filter, const char *jcmd, bool json,
-                 bool kernel_only);
+                 bool kernel_only, const struct view *v);
+
+/* "--watch SECONDS": a number right after --watch is its interval when the
+ * process id came before it (numapin check PID --watch 2); taken out of
+ * argv.  Returns 0, or 2 after a usage error. */
+static int watch_seconds(int *argc, char **argv, struct view *v)
+{
+    bool pid_seen = false;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            break;
+        if (strcmp(a, "--threads") == 0 || strcmp(a, "--jcmd") == 0 || strcmp(a, "--svg") == 0 ||
+            strcmp(a, "--count") == 0) {
+            i++;
+            continue;
+        }
+        if (strcmp(a, "--watch") == 0 && pid_seen && i + 1 < *argc && argv[i + 1][0] != '-') {
+            char *end;
+            errno = 0;
+            double s = strtod(argv[i + 1], &end);
+            if (errno != 0 || *end != '\0' || end == argv[i + 1] || !(s >= 0.1 && s <= 3600)) {
+                fprintf(stderr, "numapin check: --watch takes seconds from 0.1 to 3600, not '%s'\n%s",
+                        argv[i + 1], usage);
+                return 2;
+            }
+            v->seconds = s;
+            memmove(&argv[i + 1], &argv[i + 2], (size_t)(*argc - i - 2) * sizeof *argv);
+            (*argc)--;
+            argv[*argc] = NULL;
+            continue;
+        }
+        if (a[0] != '-')
+            pid_seen = true;
+    }
+    return 0;
+}
 
 int cli_check(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"threads", required_argument, NULL, 't'}, {"json", no_argument, NULL, 'j'},
         {"jcmd", required_argument, NULL, 'c'},    {"kernel-names", no_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"svg", required_argument, NULL, 's'},     {"watch", optional_argument, NULL, 'w'},
+        {"count", required_argument, NULL, 'n'},   {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *threads = NULL, *jcmd = NULL;
-    bool json = false, kernel_only = false;
+    bool json = false, kernel_only = false, counted = false;
+    struct view v = {.seconds = 1};
     int c;
+    if ((c = watch_seconds(&argc, argv, &v)) != 0)
+        return c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
@@ -151,9 +207,37 @@ int cli_check(int argc, char **argv)
         case 'j': json = true; break;
         case 'c': jcmd = optarg; break;
         case 'k': kernel_only = true; break;
+        case 's': v.svg = optarg; break;
+        case 'w': {
+            v.watch = true;
+            char *end;
+            if (optarg != NULL && (v.seconds = strtod(optarg, &end), *end != '\0' || end == optarg ||
+                                   !(v.seconds >= 0.1 && v.seconds <= 3600))) {
+                fprintf(stderr, "numapin check: --watch takes seconds from 0.1 to 3600, not '%s'\n%s",
+                        optarg, usage);
+                return 2;
+            }
+            break;
+        }
+        case 'n':
+            if (np_parse_int(optarg, 1, 1000000, &v.count) != 0) {
+                fprintf(stderr, "numapin check: --count takes a number of frames from 1 to 1000000, "
+                                "not '%s'\n%s", optarg, usage);
+                return 2;
+            }
+            counted = true;
+            break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
+    }
+    if (counted && !v.watch) {
+        fprintf(stderr, "numapin check: --count counts the frames of --watch: give --watch too\n%s", usage);
+        return 2;
+    }
+    if (v.watch && json) {
+        fprintf(stderr, "numapin check: --watch and --json exclude each other\n%s", usage);
+        return 2;
     }
     int pid = 0;
     if (optind != argc - 1 || np_parse_int(argv[optind], 1, INT_MAX, &pid) != 0) {
@@ -167,14 +251,53 @@ int cli_check(int argc, char **argv)
                 NP_GLOBS_VALID);
         return 2;
     }
-    int status = check(pid, threads != NULL ? &filter : NULL, jcmd, json, kernel_only);
+    int status = check(pid, threads != NULL ? &filter : NULL, jcmd, json, kernel_only, &v);
     np_globs_free(&filter);
     return status;
 }
 
+/* The JVM's names for its threads, from its thread dump, into *names;
+ * none (one line saying why) when it cannot be had or --kernel-names. */
+static int java_names(long pid, const char *jcmd, bool kernel_only, struct np_named **names)
+{
+    char jpath[PATH_MAX], err[PATH_MAX + 512], why[512];
+    int nnames = 0, ambiguous = 0;
+    *names = NULL;
+    if (kernel_only)
+        return 0;
+    if (!np_attach_safe((pid_t)pid, why, sizeof why)) {
+        fprintf(stderr, "numapin check: not asking process %ld for Java thread names: %s; the "
+                        "kernel's names are shown\n", pid, why);
+        return 0;
+    }
+    if (jcmd == NULL && jcmd_beside((pid_t)pid, jpath, sizeof jpath) == 0)
+        jcmd = jpath;
+    if (jcmd == NULL)
+        jcmd = "/usr/bin/jcmd";
+    char *dump = NULL;
+    int rc = thread_dump(jcmd, (pid_t)pid, 30, &dump, err, sizeof err);
+    if (rc == 0)
+        nnames = np_inspect_parse_dump(dump, names, &ambiguous);
+    if (rc != 0 || nnames <= 0) {
+        if (rc > 0)
+            snprintf(err, sizeof err, "%s %ld Thread.print exited with %d", jcmd, pid, rc);
+        else if (rc == 0)
+            snprintf(err, sizeof err, "%s %ld Thread.print listed no thread", jcmd, pid);
+        fprintf(stderr, "numapin check: no Java thread names (%s): the kernel's names are shown\n",
+                err);
+        nnames = 0;
+    } else if (ambiguous > 0) {
+        fprintf(stderr, "numapin check: %d thread ids appear more than once in the thread dump (a "
+                        "thread name holding a line break): their kernel names are shown\n",
+                ambiguous);
+    }
+    free(dump);
+    return nnames;
+}
+
 /* Everything after the arguments: returns the exit status. */
 static int check(long pid, const struct np_globs *filter, const char *jcmd, bool json,
-                 bool kernel_only)
+                 bool kernel_only, const struct view *v)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld", pid);
@@ -183,9 +306,7 @@ static int check(long pid, const struct np_globs *filter, const char *jcmd, bool
         return 1;
     }
 
-    struct np_named *names = NULL;
-    int nnames = 0;
-    char jpath[PATH_MAX], err[PATH_MAX + 512];
+    char err[PATH_MAX + 512];
     struct np_topo t;
     if (np_topo_load(&t, NULL, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "numapin check: %s\n", err);
@@ -197,45 +318,37 @@ static int check(long pid, const struct np_globs *filter, const char *jcmd, bool
         np_topo_destroy(&t);
         return 1;
     }
-    char why[512];
-    if (!kernel_only && !np_attach_safe((pid_t)pid, why, sizeof why)) {
-        fprintf(stderr, "numapin check: not asking process %ld for Java thread names: %s; the "
-                        "kernel's names are shown\n", pid, why);
-    } else if (!kernel_only) {
-        if (jcmd == NULL && jcmd_beside((pid_t)pid, jpath, sizeof jpath) == 0)
-            jcmd = jpath;
-        if (jcmd == NULL)
-            jcmd = "/usr/bin/jcmd";
-        char *dump = NULL;
-        int ambiguous = 0;
-        int rc = thread_dump(jcmd, (pid_t)pid, 30, &dump, err, sizeof err);
-        if (rc == 0)
-            nnames = np_inspect_parse_dump(dump, &names, &ambiguous);
-        if (rc != 0 || nnames <= 0) {
-            if (rc > 0)
-                snprintf(err, sizeof err, "%s %ld Thread.print exited with %d", jcmd, pid, rc);
-            else if (rc == 0)
-                snprintf(err, sizeof err, "%s %ld Thread.print listed no thread", jcmd, pid);
-            fprintf(stderr, "numapin check: no Java thread names (%s): the kernel's names are "
-                            "shown\n", err);
-            nnames = 0;
-        } else if (ambiguous > 0) {
-            fprintf(stderr, "numapin check: %d thread ids appear more than once in the thread "
-                            "dump (a thread name holding a line break): their kernel names are "
-                            "shown\n", ambiguous);
-        }
-        free(dump);
-    }
+    struct np_named *names = NULL;
+    int nnames = java_names(pid, jcmd, kernel_only, &names);
     struct np_inspect result;
     int rc = np_inspect_collect(&t, (pid_t)pid, names, nnames, &result, err, sizeof err);
-    np_inspect_named_free(names, nnames);
     if (rc != 0) {
         fprintf(stderr, "numapin check: %s\n", err);
+        np_inspect_named_free(names, nnames);
         np_topo_destroy(&t);
         return 1;
     }
-    np_inspect_print(&result, filter, json, stdout);
+    int status = 0;
+    if (v->svg != NULL || v->watch) {
+        struct cli_jvm j;
+        if (cli_jvm_open(&j, &t, &result, filter) != 0) {
+            fprintf(stderr, "numapin check: out of memory\n");
+            status = 1;
+        } else if (v->svg != NULL && cli_jvm_svg(&t, &result, &j, v->svg, err, sizeof err) != 0) {
+            fprintf(stderr, "numapin check: %s\n", err);
+            status = 1;
+        } else if (v->watch) {
+            struct cli_watch w = {.pid = (pid_t)pid, .seconds = v->seconds, .count = v->count,
+                                  .filter = filter, .names = names, .nnames = nnames};
+            status = cli_watch(&t, &j, &result, &w);
+        }
+        cli_jvm_close(&j);
+    }
+    /* The listing, as without --svg; the live view replaces it. */
+    if (status == 0 && !v->watch)
+        np_inspect_print(&result, filter, json, stdout);
+    np_inspect_named_free(names, nnames);
     np_inspect_free(&result);
     np_topo_destroy(&t);
-    return 0;
+    return status;
 }

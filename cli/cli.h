@@ -8,6 +8,7 @@
 #define NP_CLI_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -19,6 +20,7 @@ int cli_plan(int argc, char **argv);
 int cli_topo(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_groups(int argc, char **argv);
+int cli_report(int argc, char **argv);
 
 /* Prints "numapin CMD: MESSAGE" and then `usage` to stderr; returns 2. */
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
@@ -61,5 +63,42 @@ int cli_machine_load(const char *cmd, const char *usage, const struct cli_machin
 /* The directory of process pid's executable (0: this process) into buf,
  * e.g. "/usr/lib/jvm/java-17/bin".  Returns 0, or -1. */
 int cli_exe_dir(pid_t pid, char *buf, size_t len);
+
+/* One report for the page of a run (report.c). */
+struct cli_page_input {
+    const char *report;             /* the path of a report=FILE */
+    const char *label;              /* shown beside it, e.g. its log; may be NULL */
+    const char *const *advice;      /* advice lines from the JVM's log */
+    int nadvice;
+};
+
+/* Writes the page of the reports `in` to out (one self-contained HTML
+ * file, whole or not at all), the machine drawn is the one m names (this
+ * one by default).  A report that cannot be read is an error, or, when
+ * `lenient`, a line on the page.  Returns 0, or -1 with one line in err. */
+int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenient,
+             const struct cli_machine *m, char *err, size_t errlen);
+
+/* Writes data to path whole or not at all: into a new file beside it
+ * (mode 0600), synced, then renamed over path.  A symbolic link, a
+ * directory or anything but a regular file at path is refused, never
+ * followed or replaced.  Returns 0, or -1 with one line in err ("cannot
+ * write PATH: the folder DIR does not exist"), nothing left behind. */
+int cli_write_file(const char *path, const char *data, size_t len, char *err, size_t errlen);
+
+/* What a child run by cli_filter gave. */
+struct cli_filtered {
+    int status;      /* exit status, or 128+signal */
+    char *out, *err; /* its stdout and stderr, NUL-terminated */
+    size_t len, errlen;
+};
+
+/* Runs argv[0] (looked up in PATH) with `input` on its stdin, capturing
+ * stdout and stderr, killed after `seconds`.  Returns 0 with *out filled
+ * (cli_filtered_free); -2 when the program is not found, -1 for any other
+ * failure (it did not finish in time, out of memory), a message in err. */
+int cli_filter(char *const argv[], const char *input, size_t inlen, int seconds,
+               struct cli_filtered *out, char *err, size_t errlen);
+void cli_filtered_free(struct cli_filtered *f);
 
 #endif

@@ -2,14 +2,24 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "np_cpulist.h"
+
+extern char **environ;
 
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
 {
@@ -105,4 +115,211 @@ int cli_exe_dir(pid_t pid, char *buf, size_t len)
     *slash = '\0';
     snprintf(buf, len, "%s", exe);
     return 0;
+}
+
+int cli_write_file(const char *path, const char *data, size_t len, char *err, size_t errlen)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash != NULL ? slash + 1 : path;
+    char dir[PATH_MAX];
+    if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+        snprintf(err, errlen, "cannot write %s: not a file name", path);
+        return -1;
+    }
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - path) < sizeof dir)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    else {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENAMETOOLONG));
+        return -1;
+    }
+    /* The final name is replaced by rename(2), which never follows a link;
+     * a link there is refused rather than silently replaced. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "cannot write %s: %s", path,
+                 S_ISLNK(st.st_mode) ? "it is a symbolic link (not replaced)"
+                 : S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file");
+        return -1;
+    }
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, base) >= (int)sizeof tmp) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENAMETOOLONG));
+        return -1;
+    }
+    int fd = mkostemp(tmp, O_CLOEXEC); /* 0600, O_EXCL: never an existing file */
+    if (fd < 0) {
+        int e = errno;
+        struct stat dst;
+        if (e == ENOENT && stat(dir, &dst) != 0)
+            snprintf(err, errlen, "cannot write %s: the folder %s does not exist", path, dir);
+        else
+            snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
+        return -1;
+    }
+    int e = 0;
+    for (size_t done = 0; done < len && e == 0;) {
+        ssize_t w = write(fd, data + done, len - done);
+        if (w < 0 && errno != EINTR)
+            e = errno;
+        else if (w > 0)
+            done += (size_t)w;
+    }
+    if (e == 0 && fsync(fd) != 0)
+        e = errno;
+    if (close(fd) != 0 && e == 0)
+        e = errno;
+    if (e == 0 && rename(tmp, path) != 0)
+        e = errno;
+    if (e != 0) {
+        unlink(tmp);
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+/* Appends what fd has now to *buf; 0 at end of file, 1 more to come, -1
+ * out of memory. */
+static int take(int fd, char **buf, size_t *len, size_t *cap)
+{
+    char chunk[65536];
+    ssize_t r = read(fd, chunk, sizeof chunk);
+    if (r < 0)
+        return errno == EINTR || errno == EAGAIN ? 1 : 0;
+    if (r == 0)
+        return 0;
+    if (*len + (size_t)r + 1 > *cap) {
+        size_t ncap = (*len + (size_t)r + 1) * 2;
+        char *m = realloc(*buf, ncap);
+        if (m == NULL)
+            return -1;
+        *buf = m;
+        *cap = ncap;
+    }
+    memcpy(*buf + *len, chunk, (size_t)r);
+    *len += (size_t)r;
+    (*buf)[*len] = '\0';
+    return 1;
+}
+
+int cli_filter(char *const argv[], const char *input, size_t inlen, int seconds,
+               struct cli_filtered *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int in[2] = {-1, -1}, o[2] = {-1, -1}, e[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(o, O_CLOEXEC) != 0 || pipe2(e, O_CLOEXEC) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        for (int i = 0; i < 2; i++) {
+            if (in[i] >= 0) close(in[i]);
+            if (o[i] >= 0) close(o[i]);
+            if (e[i] >= 0) close(e[i]);
+        }
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, o[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, e[1], STDERR_FILENO);
+    pid_t child;
+    int rc = posix_spawnp(&child, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    close(o[1]);
+    close(e[1]);
+    if (rc != 0) {
+        close(in[1]);
+        close(o[0]);
+        close(e[0]);
+        snprintf(err, errlen, "cannot run %s: %s", argv[0], strerror(rc));
+        return rc == ENOENT ? -2 : -1;
+    }
+    fcntl(in[1], F_SETFL, O_NONBLOCK);
+    /* A child that exits before reading all its input: EPIPE, not SIGPIPE. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+    sigaction(SIGPIPE, &ign, &old_pipe);
+    size_t sent = 0, ocap = 0, ecap = 0;
+    int in_fd = in[1], out_fd = o[0], err_fd = e[0];
+    if (inlen == 0) {
+        close(in_fd);
+        in_fd = -1;
+    }
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    bool timed_out = false, oom = false;
+    while (out_fd >= 0 || err_fd >= 0) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long left = seconds * 1000L - ((now.tv_sec - start.tv_sec) * 1000L +
+                                       (now.tv_nsec - start.tv_nsec) / 1000000L);
+        struct pollfd p[3] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}, {in_fd, POLLOUT, 0}};
+        if (left <= 0 || poll(p, 3, (int)left) == 0) {
+            timed_out = true;
+            break;
+        }
+        if (in_fd >= 0 && (p[2].revents & (POLLOUT | POLLERR | POLLHUP))) {
+            ssize_t w = write(in_fd, input + sent, inlen - sent);
+            if (w > 0)
+                sent += (size_t)w;
+            if ((w < 0 && errno != EAGAIN && errno != EINTR) || sent == inlen) {
+                close(in_fd); /* done, or the child stopped reading */
+                in_fd = -1;
+            }
+        }
+        int r;
+        if (out_fd >= 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+            if ((r = take(out_fd, &out->out, &out->len, &ocap)) <= 0) {
+                oom |= r < 0;
+                close(out_fd);
+                out_fd = -1;
+            }
+        }
+        if (err_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+            if ((r = take(err_fd, &out->err, &out->errlen, &ecap)) <= 0) {
+                oom |= r < 0;
+                close(err_fd);
+                err_fd = -1;
+            }
+        }
+        if (oom)
+            break;
+    }
+    if (in_fd >= 0)
+        close(in_fd);
+    if (out_fd >= 0)
+        close(out_fd);
+    if (err_fd >= 0)
+        close(err_fd);
+    if (timed_out || oom)
+        kill(child, SIGKILL);
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    if (timed_out || oom) {
+        cli_filtered_free(out);
+        if (timed_out)
+            snprintf(err, errlen, "%s did not finish in %d s", argv[0], seconds);
+        else
+            snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if ((out->out == NULL && (out->out = strdup("")) == NULL) ||
+        (out->err == NULL && (out->err = strdup("")) == NULL)) {
+        cli_filtered_free(out);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    out->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return 0;
+}
+
+void cli_filtered_free(struct cli_filtered *f)
+{
+    free(f->out);
+    free(f->err);
+    memset(f, 0, sizeof *f);
 }

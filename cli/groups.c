@@ -1,6 +1,7 @@
 /* `numapin groups`: runs one command as N JVM groups and merges the results.
  *
- *   numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] -- CMD ARGS...
+ *   numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] [--html OUT.html]
+ *                  -- CMD ARGS...
  *
  * Starts N copies of CMD at once.  Copy i gets, in its environment,
  * JAVA_TOOL_OPTIONS with -agentpath:LIB=group=i,groups=N[,OPTS] appended
@@ -10,7 +11,10 @@
  * the exit status, numapin's summary (placed threads, CPUs) and the fields
  * of the last "result key=value ..." line the program printed, then totals
  * over the groups that exited 0 (sums; for keys ending in _ms, the worst
- * group).  Exit status: 0 when every group exited 0.
+ * group).  With --html, each JVM also writes report=DIR/group-i-PID.json,
+ * and the page of the run (report.c) is written from them, with the advice
+ * lines of each log.  Exit status: 0 when every group exited 0 (and the
+ * page was written).
  *
  * A command whose JVMs load numapin already (JAVA_TOOL_OPTIONS,
  * JDK_JAVA_OPTIONS, _JAVA_OPTIONS or its own arguments) is refused: the
@@ -21,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -33,6 +38,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include <stdbool.h>
 
 #define MAX_KEYS 32
 
@@ -344,10 +350,128 @@ static int make_dirs(const char *dir)
 }
 
 static const char usage[] =
-    "usage: numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] -- CMD ARGS...\n"
+    "usage: numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] [--html OUT.html]\n"
+    "                      -- CMD ARGS...\n"
     "Runs CMD as N JVM groups at once: copy i gets -agentpath:LIB=group=i,groups=N[,OPTS]\n"
     "in JAVA_TOOL_OPTIONS, NUMAPIN_GROUP=i and NUMAPIN_GROUPS=N in its environment, and {group}\n"
-    "in its arguments replaced by i.\n";
+    "in its arguments replaced by i.\n"
+    "--html OUT.html: each JVM writes a report (DIR/group-i-PID.json), and one page for the\n"
+    "run is written from them (as numapin report does).\n";
+
+/* The advice lines of a group's log, each once, into *out. */
+static int log_advice(const char *log, char ***out)
+{
+    static const char key[] = "[numapin] advice: ";
+    *out = NULL;
+    FILE *f = fopen(log, "re");
+    if (f == NULL)
+        return 0;
+    int n = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, f) > 0) {
+        char *a = strstr(line, key);
+        if (a == NULL)
+            continue;
+        a += sizeof key - 1;
+        a[strcspn(a, "\n")] = '\0';
+        bool seen = false;
+        for (int i = 0; i < n && !seen; i++)
+            seen = strcmp((*out)[i], a) == 0;
+        char **m = seen || n >= 64 ? NULL : realloc(*out, (size_t)(n + 1) * sizeof *m);
+        if (m == NULL)
+            continue;
+        *out = m;
+        if ((m[n] = strdup(a)) != NULL)
+            n++;
+    }
+    free(line);
+    fclose(f);
+    return n;
+}
+
+/* The page of the run: every report each group's JVMs wrote. */
+static int write_page(const char *html, const char *dir, int groups, const struct result *r,
+                      char (*logs)[PATH_MAX])
+{
+    struct cli_page_input *in = NULL;
+    char **labels = NULL, **patterns = NULL, ***advice = calloc((size_t)groups, sizeof *advice);
+    int *nadvice = calloc((size_t)groups, sizeof *nadvice), n = 0, rc = -1;
+    glob_t *found = calloc((size_t)groups, sizeof *found);
+    char err[2048];
+    snprintf(err, sizeof err, "out of memory");
+    if (advice == NULL || nadvice == NULL || found == NULL)
+        goto done;
+    int total = 0;
+    for (int g = 0; g < groups; g++) {
+        char pattern[PATH_MAX + 32];
+        snprintf(pattern, sizeof pattern, "%s/group-%d-*.json", dir, g);
+        int e = glob(pattern, 0, NULL, &found[g]);
+        if (e != 0 && e != GLOB_NOMATCH)
+            goto done;
+        total += found[g].gl_pathc > 0 ? (int)found[g].gl_pathc : 1;
+        nadvice[g] = log_advice(logs[g], &advice[g]);
+    }
+    in = calloc((size_t)total, sizeof *in);
+    labels = calloc((size_t)total, sizeof *labels);
+    patterns = calloc((size_t)groups, sizeof *patterns);
+    if (in == NULL || labels == NULL || patterns == NULL)
+        goto done;
+    for (int g = 0; g < groups; g++) {
+        size_t k = found[g].gl_pathc;
+        for (size_t i = 0; i < (k > 0 ? k : 1); i++, n++) {
+            if (k == 0) {
+                if (asprintf(&patterns[g], "%s/group-%d-PID.json", dir, g) < 0)
+                    goto done;
+                in[n].report = patterns[g];
+            } else {
+                in[n].report = found[g].gl_pathv[i];
+            }
+            if (asprintf(&labels[n], "group %d, exit %d, log %s", g, r[g].status, logs[g]) < 0)
+                goto done;
+            in[n].label = labels[n];
+            in[n].advice = (const char *const *)advice[g];
+            in[n].nadvice = nadvice[g];
+        }
+    }
+    struct cli_machine m = {0};
+    rc = cli_page(html, in, n, true, &m, err, sizeof err);
+done:
+    if (rc != 0)
+        fprintf(stderr, "numapin groups: --html %s: %s\n", html, err);
+    else
+        printf("page: %s\n", html);
+    for (int g = 0; found != NULL && g < groups; g++)
+        globfree(&found[g]);
+    for (int g = 0; advice != NULL && g < groups; g++) {
+        for (int i = 0; i < nadvice[g]; i++)
+            free(advice[g][i]);
+        free(advice[g]);
+    }
+    for (int i = 0; labels != NULL && i < n; i++)
+        free(labels[i]);
+    for (int g = 0; patterns != NULL && g < groups; g++)
+        free(patterns[g]);
+    free(found);
+    free(advice);
+    free(nadvice);
+    free(labels);
+    free(patterns);
+    free(in);
+    return rc;
+}
+
+/* Reports an earlier run left in dir: not to be mistaken for this run's. */
+static void remove_old_reports(const char *dir)
+{
+    char pattern[PATH_MAX + 32];
+    glob_t g;
+    snprintf(pattern, sizeof pattern, "%s/group-*-*.json", dir);
+    if (glob(pattern, 0, NULL, &g) == 0)
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+    globfree(&g);
+}
 
 int cli_groups(int argc, char **argv)
 {
@@ -356,13 +480,15 @@ int cli_groups(int argc, char **argv)
         {"agent", required_argument, NULL, 'a'},
         {"options", required_argument, NULL, 'o'},
         {"logs", required_argument, NULL, 'l'},
+        {"html", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int groups = 0, c;
     char agent[PATH_MAX];
     argv[0] = "numapin groups"; /* how getopt names us in its messages */
-    const char *opts = NULL, *dir = "numapin-groups-logs";
+    const char *opts = NULL, *dir = "numapin-groups-logs", *html = NULL;
+    char *with_report = NULL, absdir[PATH_MAX - 64], real[PATH_MAX];
     default_agent(agent, sizeof agent);
     optind = 1;
     /* "+": stop at the first non-option, the command. */
@@ -376,6 +502,7 @@ int cli_groups(int argc, char **argv)
         case 'a': snprintf(agent, sizeof agent, "%s", optarg); break;
         case 'o': opts = optarg; break;
         case 'l': dir = optarg; break;
+        case 'p': html = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -391,9 +518,32 @@ int cli_groups(int argc, char **argv)
     }
     if (already_loaded(argv + optind, agent))
         return 2;
+    if (html != NULL && opts != NULL && strstr(opts, "report=") != NULL) {
+        fprintf(stderr, "numapin groups: --html has each JVM write its report itself: leave "
+                        "report= out of --options\n%s", usage);
+        return 2;
+    }
     if (make_dirs(dir) != 0) {
         fprintf(stderr, "numapin groups: cannot create %s: %s\n", dir, strerror(errno));
         return 1;
+    }
+    if (html != NULL) {
+        /* The agent's options are split at ',' and '=': the folder may have neither. */
+        if (realpath(dir, real) == NULL || strlen(real) >= sizeof absdir ||
+            strpbrk(real, ",= ") != NULL) {
+            fprintf(stderr, "numapin groups: --html needs a --logs folder whose path has no ',', "
+                            "'=' or space (the JVMs' report= option): %s\n", dir);
+            return 2;
+        }
+        snprintf(absdir, sizeof absdir, "%s", real);
+        if (asprintf(&with_report, "%s%sreport=%s/group-{group}-%%p.json", opts ? opts : "",
+                     opts ? "," : "", absdir) < 0) {
+            fprintf(stderr, "numapin groups: out of memory\n");
+            return 1;
+        }
+        opts = with_report;
+        dir = absdir;
+        remove_old_reports(dir);
     }
     struct result *r = calloc((size_t)groups, sizeof *r);
     children = calloc((size_t)groups, sizeof *children);
@@ -428,6 +578,9 @@ int cli_groups(int argc, char **argv)
         read_log(logs[g], &r[g]);
     }
     print_table(groups, r, dir);
+    if (html != NULL && write_page(html, dir, nchildren, r, logs) != 0)
+        ok = 0;
+    free(with_report);
     free(r);
     free(children);
     free(logs);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "draw.h"
 #include "np_cpulist.h"
 #include "np_domains.h"
 #include "np_json.h"
@@ -15,9 +16,44 @@
 
 static const char usage[] =
     "usage: numapin plan --groups N [--group G] [--cpus node|core|pu] [--domain node|package|l3]\n"
-    "                    " CLI_MACHINE_USAGE " [--json]\n"
+    "                    " CLI_MACHINE_USAGE " [--json] [--svg FILE]\n"
     "How N JVM groups are placed on this machine (or on the given topology).\n"
-    "--restrict CPUS: only these CPUs (cpulist, e.g. 0-7,16) may be used, as under a cgroup cpuset.\n";
+    "--restrict CPUS: only these CPUs (cpulist, e.g. 0-7,16) may be used, as under a cgroup cpuset.\n"
+    "--svg FILE: the machine drawn by lstopo (hwloc-nox), each group's CPUs in its colour.\n";
+
+/* The machine drawn with each group in its colour (draw.c). */
+static int draw_plan(const struct cli_machine *m, const struct np_topo *t, const struct np_plan *p,
+                     const char *path)
+{
+    char err[1024], line[512];
+    struct cli_draw d;
+    if (cli_draw_open(&d, m, t, err, sizeof err) != 0) {
+        fprintf(stderr, "numapin plan: --svg %s: %s\n", path, err);
+        return 1;
+    }
+    int rc = 0;
+    for (int g = 0; g < p->ngroups && rc == 0; g++)
+        rc = cli_draw_group(&d, g, p->groups[g].cpus, p->groups[g].nodes, NULL);
+    const char *src = strrchr(t->source, '/');
+    snprintf(line, sizeof line, "numapin plan: %d group%s by %s, %s", p->ngroups,
+             p->ngroups == 1 ? "" : "s", np_domain_name(p->kind), src ? src + 1 : t->source);
+    if (rc == 0)
+        rc = cli_draw_legend(&d, line);
+    for (int i = 0; i < p->nwarnings && rc == 0; i++) {
+        snprintf(line, sizeof line, "warning: %s", p->warnings[i].text);
+        rc = cli_draw_legend(&d, line);
+    }
+    if (rc != 0)
+        snprintf(err, sizeof err, "out of memory");
+    else
+        rc = cli_draw_write(&d, path, err, sizeof err);
+    cli_draw_close(&d);
+    if (rc != 0) {
+        fprintf(stderr, "numapin plan: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
 
 static void print_table(const struct np_topo *t, const struct np_plan *p, int only,
                         enum np_cpus_mode mode)
@@ -87,11 +123,13 @@ int cli_plan(int argc, char **argv)
         {"domain", required_argument, NULL, 'd'},
         CLI_MACHINE_OPTIONS,
         {"json", no_argument, NULL, 'j'},
+        {"svg", required_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int groups = 0, group = -1, json = 0, mode = NP_CPUS_NODE, domain = NP_DOMAIN_NODE, c, rc;
     struct cli_machine m = {0};
+    const char *svg = NULL;
     argv[0] = "numapin plan"; /* for getopt's messages */
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -117,6 +155,7 @@ int cli_plan(int argc, char **argv)
                 return rc;
             break;
         case 'j': json = 1; break;
+        case 'v': svg = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_usage_error("plan", usage, "invalid arguments");
         }
@@ -151,6 +190,11 @@ int cli_plan(int argc, char **argv)
                     np_domain_name((enum np_domain)domain));
         else
             fprintf(stderr, "numapin: cannot plan %d groups: %s\n", groups, strerror(errno));
+        np_topo_destroy(&t);
+        return 1;
+    }
+    if (svg != NULL && draw_plan(&m, &t, &p, svg) != 0) {
+        np_plan_free(&p);
         np_topo_destroy(&t);
         return 1;
     }

@@ -56,6 +56,11 @@ static hwloc_obj_t home_of(hwloc_obj_t pu)
     return NULL;
 }
 
+hwloc_obj_t np_topo_home_obj(hwloc_obj_t pu)
+{
+    return pu != NULL ? home_of(pu) : NULL;
+}
+
 int np_topo_home(const struct np_topo *t, unsigned cpu)
 {
     hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(t->topology, cpu);

@@ -57,6 +57,10 @@ int np_topo_restrict(struct np_topo *t, hwloc_const_bitmap_t cpus, char *err, si
  * attached node, ordinary memory first), or -1 when it has none. */
 int np_topo_home(const struct np_topo *t, unsigned cpu);
 
+/* The home node of PU object `pu` of any topology (np_topo_home's rule),
+ * or NULL when it has none. */
+hwloc_obj_t np_topo_home_obj(hwloc_obj_t pu);
+
 /* The home nodes of `cpus` (OS indexes) into `nodes`: for a usable CPU,
  * the node it counts in (node_cpus, the adopted included); for any other
  * CPU, np_topo_home. */

@@ -116,7 +116,8 @@ asan-build: $(HARD_B)/sanlog_preload.so
 asan-unit: asan-build
 	$(call reset_sanlogs,unit)
 	@rc=0; $(call ASAN_C_ENV,unit) NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) NUMAPIN_EXPECTED=$(EXPECTED) \
-	    NUMAPIN_CLI=$(abspath $(ASAN_B)/numapin) CK_TIMEOUT_MULTIPLIER=10 $(ASAN_B)/test_native || rc=1; \
+	    NUMAPIN_CLI=$(abspath $(ASAN_B)/numapin) NUMAPIN_DOCS=$(abspath docs) CK_TIMEOUT_MULTIPLIER=10 \
+	    $(ASAN_B)/test_native || rc=1; \
 	$(call sanlogs_sh,unit,unit tests); exit $$rc
 
 asan-stress: asan-build
@@ -177,7 +178,7 @@ $(B)/fuzz_cpulist: tests/fuzz/fuzz_cpulist.c tests/fuzz/fuzz_util.h cli/main.c $
                    $(CLI_LIB_OBJ)
 	$(CC) $(CFLAGS) $(CLI_DEFS) -Icli -Dmain=numapin_cli_main -c cli/main.c -o $(B)/fuzz_cli.o
 	$(CC) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(B)/fuzz_cli.o $(CLI_LIB_OBJ) $(CORE_OBJ) \
-	    $(LDLIBS)
+	    $(LDLIBS) $(CLI_LDLIBS)
 
 fuzz-build: hardening-deps
 	@$(SUBMAKE) -s B=$(FUZZ_B) CC=$(FUZZ_CC) EXTRA_CFLAGS="$(FUZZ_FLAGS) -fsanitize=fuzzer-no-link" \

@@ -10,7 +10,7 @@ MAN_PAGES := man/numapin.1 man/numapin-agent.7
 deb: $(DEB)
 
 $(DEB): $(B)/libnumapin.so $(B)/numapin $(MAN_PAGES) packaging/make-deb.sh packaging/copyright \
-        VERSION README.md $(wildcard docs/*.md)
+        VERSION README.md $(wildcard docs/*.md) $(wildcard docs/pictures/*.svg)
 	bash packaging/make-deb.sh --build $(B) --version $(VERSION) --out $@
 
 test-package: $(DEB)

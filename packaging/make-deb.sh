@@ -45,9 +45,11 @@ install -D -m 0644 "$root_dir/man/numapin.1" "$pkg/usr/share/man/man1/numapin.1"
 install -D -m 0644 "$root_dir/man/numapin-agent.7" "$pkg/usr/share/man/man7/numapin-agent.7"
 gzip -9n "$pkg/usr/share/man/man1/numapin.1" "$pkg/usr/share/man/man7/numapin-agent.7"
 install -D -m 0644 "$root_dir/README.md" "$doc/README.md"
-for d in options logging report check placement lifecycle security; do
+for d in options logging report check placement lifecycle security view; do
     install -D -m 0644 "$root_dir/docs/$d.md" "$doc/docs/$d.md"
 done
+install -D -m 0644 "$root_dir/docs/pictures/xeon-6972p-snc3-3groups.svg" \
+    "$doc/docs/pictures/xeon-6972p-snc3-3groups.svg"
 install -m 0644 "$here/copyright" "$doc/copyright"
 date=$(date -u -R -d "@$(git -C "$root_dir" log -1 --format=%ct 2>/dev/null || date +%s)")
 printf 'numapin (%s) unstable; urgency=medium\n\n  * Built from %s.\n\n -- numapin developers <numapin@localhost>  %s\n' \
@@ -70,6 +72,7 @@ Architecture: $arch
 Maintainer: numapin developers <numapin@localhost>
 Installed-Size: $(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
 Depends: $depends
+Recommends: hwloc-nox
 Suggests: default-jdk-headless
 Section: utils
 Priority: optional
@@ -84,6 +87,8 @@ Description: place JVM threads on NUMA nodes, by name
  The numapin command plans groups for a machine (plan, topo), runs a
  command as several JVM groups (groups), and shows where the threads of a
  running JVM may run and last ran (check; Java names need jcmd, from a JDK).
+ It draws the machine and a running JVM with lstopo (--svg; hwloc-nox),
+ shows a JVM live (check --watch) and writes a page for a run (report).
 CONTROL
 mkdir -p "$(dirname "$out")"
 dpkg-deb -Zxz --root-owner-group --build "$pkg" "$out" >/dev/null

@@ -12,8 +12,13 @@ set -euo pipefail
 
 declare -A sets=(
     # build.sh: building, the unit and JVM tests, the package checks, `make bench`.
-    [build]="gcc make pkg-config libhwloc-dev libnuma-dev check junit5 numactl
-             libhdrhistogram-java jq dpkg-dev file man-db groff-base likwid"
+    # libjansson-dev: the CLI reads reports (numapin report); hwloc-nox: its
+    # lstopo-no-graphics draws the machine (--svg, the unit tests).
+    [build]="gcc make pkg-config libhwloc-dev libnuma-dev libjansson-dev hwloc-nox check junit5
+             numactl libhdrhistogram-java jq dpkg-dev file man-db groff-base likwid"
+    # The view tests (tests/jvm ViewTest, in make test-java): a real browser
+    # loads the page of a run, a real terminal shows the live view.
+    [view]="chromium tmux hwloc-nox"
     # The sanitizer and fuzzing builds (mk/hardening.mk).
     [fuzz]="clang libclang-rt-14-dev"
     # The multi-node tests under QEMU (tests/qemu/run.sh).

@@ -21,6 +21,9 @@ int main(void)
     srunner_add_suite(sr, inspect_suite());
     srunner_add_suite(sr, attach_suite());
     srunner_add_suite(sr, marker_suite());
+    srunner_add_suite(sr, draw_suite());
+    srunner_add_suite(sr, report_suite());
+    srunner_add_suite(sr, watch_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -3,6 +3,7 @@
  * Environment (set by `make test-unit`):
  *   NUMAPIN_TOPOLOGIES  folder of hwloc XML files (../shared/topologies)
  *   NUMAPIN_CLI         absolute path of build/numapin
+ *   NUMAPIN_DOCS        the docs folder (its pictures are checked to be current)
  *   NUMAPIN_EXPECTED    optional: folder of expected CLI outputs
  *                       (default native/tests/expected, from the repo root)
  *   NUMAPIN_REGEN=1     rewrite the expected CLI outputs instead of
@@ -29,6 +30,9 @@ Suite *bind_suite(void);
 Suite *inspect_suite(void);
 Suite *attach_suite(void);
 Suite *marker_suite(void);
+Suite *draw_suite(void);
+Suite *report_suite(void);
+Suite *watch_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);

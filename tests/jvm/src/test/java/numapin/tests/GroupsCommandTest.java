@@ -223,7 +223,7 @@ class GroupsCommandTest {
     }
 
     static final String USAGE =
-            "usage: numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] -- CMD ARGS...";
+            "usage: numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] [--html OUT.html]";
 
     /**
      * Bad arguments: exit 2, nothing run, no log directory made, nothing on
