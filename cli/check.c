@@ -14,13 +14,10 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,7 +28,6 @@
 #include "np_inspect.h"
 #include "np_glob.h"
 
-extern char **environ;
 
 static const char usage[] =
     "usage: numapin check PID [--threads GLOB|GLOB...] [--json] [--jcmd PATH | --kernel-names]\n"
@@ -54,89 +50,6 @@ static int jcmd_beside(pid_t pid, char *buf, size_t len)
     return access(buf, X_OK);
 }
 
-/* Runs `jcmd PID Thread.print`, its output into *out, for at most
- * `seconds`.  Returns jcmd's exit status, or -1 (a message in err). */
-static int thread_dump(const char *jcmd, pid_t pid, int seconds, char **out, char *err, size_t errlen)
-{
-    int pipefd[2];
-    *out = NULL;
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        snprintf(err, errlen, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    char pidarg[24];
-    snprintf(pidarg, sizeof pidarg, "%d", (int)pid);
-    char *argv[] = {(char *)jcmd, pidarg, "Thread.print", NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDERR_FILENO);
-    pid_t child;
-    int e = posix_spawn(&child, jcmd, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(pipefd[1]);
-    if (e != 0) {
-        close(pipefd[0]);
-        snprintf(err, errlen, "cannot run %s: %s", jcmd, strerror(e));
-        return -1;
-    }
-    /* Read until end of file, then reap jcmd; kill it when time is up. */
-    size_t len = 0, cap = 0;
-    char *text = NULL;
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    bool timed_out = false, oom = false;
-    for (;;) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long left_ms = seconds * 1000L - ((now.tv_sec - start.tv_sec) * 1000L +
-                                          (now.tv_nsec - start.tv_nsec) / 1000000L);
-        struct pollfd p = {pipefd[0], POLLIN, 0};
-        if (left_ms <= 0 || (poll(&p, 1, (int)left_ms) == 0)) {
-            timed_out = true;
-            break;
-        }
-        char buf[65536];
-        ssize_t r = read(pipefd[0], buf, sizeof buf);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        if (len + (size_t)r + 1 > cap) {
-            size_t ncap = (len + (size_t)r + 1) * 2;
-            char *m = realloc(text, ncap);
-            if (m == NULL) {
-                oom = true;
-                break;
-            }
-            text = m;
-            cap = ncap;
-        }
-        memcpy(text + len, buf, (size_t)r);
-        len += (size_t)r;
-    }
-    if (timed_out || oom)
-        kill(child, SIGKILL);
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (timed_out || oom) {
-        close(pipefd[0]);
-        free(text);
-        if (timed_out)
-            snprintf(err, errlen, "%s %d Thread.print did not answer in %d s", jcmd, (int)pid, seconds);
-        else
-            snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    close(pipefd[0]);
-    if (text == NULL && (text = strdup("")) == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    text[len] = '\0';
-    *out = text;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /* What check was asked for beyond the listing. */
 struct view {
@@ -274,10 +187,15 @@ static int java_names(long pid, const char *jcmd, bool kernel_only, struct np_na
         jcmd = jpath;
     if (jcmd == NULL)
         jcmd = "/usr/bin/jcmd";
-    char *dump = NULL;
-    int rc = thread_dump(jcmd, (pid_t)pid, 30, &dump, err, sizeof err);
+    char pidarg[24];
+    snprintf(pidarg, sizeof pidarg, "%ld", pid);
+    char *argv[] = {(char *)jcmd, pidarg, "Thread.print", NULL};
+    struct cli_filtered dump;
+    int rc = cli_filter(argv, NULL, 0, 30, &dump, err, sizeof err);
     if (rc == 0)
-        nnames = np_inspect_parse_dump(dump, names, &ambiguous);
+        rc = dump.status;
+    if (rc == 0)
+        nnames = np_inspect_parse_dump(dump.out, names, &ambiguous);
     if (rc != 0 || nnames <= 0) {
         if (rc > 0)
             snprintf(err, sizeof err, "%s %ld Thread.print exited with %d", jcmd, pid, rc);
@@ -291,7 +209,7 @@ static int java_names(long pid, const char *jcmd, bool kernel_only, struct np_na
                         "thread name holding a line break): their kernel names are shown\n",
                 ambiguous);
     }
-    free(dump);
+    cli_filtered_free(&dump);
     return nnames;
 }
 
