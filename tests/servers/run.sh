@@ -6,17 +6,19 @@
 #                        [--only NAME,...] [--wrk-seconds N] [--keep]
 #
 # Each recipe's blocks (the fenced block after "<!-- test: NAME -->") run
-# with /bin/sh in a fresh directory, with this build's directory in place of
-# /opt/numapin/, free ports in place of 8080 and 8081, wrk runs of
+# with /bin/sh in a fresh directory, with this build's directory in place
+# of /opt/numapin/, free ports in place of 8080 and 8081, wrk runs of
 # --wrk-seconds (default 2) instead of the documents' 10, and the build
-# directory (numapin) and the JDK's bin first on PATH.  Everything listens on
-# 127.0.0.1 only.  A test is one scenario (NAME: jetty-dry-run, jetty-place,
-# jetty-groups, tomcat-..., netty-...), on one JDK; --only runs those whose
-# names contain one of the words given.  Ends with
+# directory (numapin) and the JDK's bin first on PATH.  Everything listens
+# on 127.0.0.1 only.  A test is one scenario (jetty-dry-run, jetty-place,
+# jetty-groups, tomcat-..., netty-...) on one JDK; the dry runs, which show
+# what the servers' pools are called, run on the first JDK only.  --only
+# runs the tests whose names contain one of the words given.  Ends with
 # `servers: N passed, M failed`; a failed test's directory (commands,
-# output, logs) is kept under build/servers/runs/ (every test's, with --keep).  Needs the Debian
-# packages of scripts/install-deps.sh's "servers" set (make test-servers
-# installs them).  Nothing here asserts a duration.
+# output, logs) is kept under build/servers/runs/ (every test's, with
+# --keep).  Needs the Debian packages of scripts/install-deps.sh's
+# "servers" set (make test-servers installs them).  Nothing here asserts a
+# duration.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
         --only) only=$2; shift 2 ;;
         --wrk-seconds) wrk_s=$2; shift 2 ;;
         --keep) keep=1; shift ;;
-        -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "servers: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -70,6 +72,7 @@ problems=()
 begin() { # begin NAME: a new test, its directory in $dir
     name=$1
     problems=()
+    started=$SECONDS
     dir=$runs/$jdk_name/$name
     mkdir -p "$dir"
 }
@@ -81,15 +84,16 @@ expect() { # expect MESSAGE COMMAND...: a problem unless COMMAND succeeds
 finish() {
     if [ ${#problems[@]} -eq 0 ]; then
         passed=$((passed + 1))
-        echo "PASS $name ($jdk_name)"
+        echo "PASS $name ($jdk_name, $((SECONDS - started)) s)"
         [ -n "$keep" ] || rm -rf "$dir"
     else
         failed=$((failed + 1))
-        echo "FAIL $name ($jdk_name): logs in $dir"
+        echo "FAIL $name ($jdk_name, $((SECONDS - started)) s): logs in $dir"
         printf '  - %s\n' "${problems[@]}"
     fi
 }
-wanted() { # wanted NAME: is NAME selected by --only?
+wanted() { # wanted NAME: is NAME selected by --only (dry runs: on the first JDK only)?
+    [[ $1 == *-dry-run && $jdk_name != "$first_jdk" ]] && return 1
     [ -z "$only" ] && return 0
     local w
     for w in ${only//,/ }; do
@@ -379,6 +383,7 @@ netty_tests() {
 }
 
 total_start=$SECONDS
+first_jdk=$(basename "$(cd "${jdks[0]}" && pwd)")
 for jdk in "${jdks[@]}"; do
     jdk=$(cd "$jdk" && pwd)
     jdk_name=$(basename "$jdk")
