@@ -69,8 +69,10 @@ problems=()
 
 # ---- a test ----
 
-begin() { # begin NAME: a new test, its directory in $dir
+begin() { # begin NAME [PORTS]: a new test, its directory in $dir, PORTS free ports from $port
     name=$1
+    port=
+    [ -z "${2:-}" ] || port=$(srv_free_ports "$2")
     problems=()
     started=$SECONDS
     dir=$runs/$jdk_name/$name
@@ -135,6 +137,24 @@ answered() { # answered WRK_OUTPUT_FILE
     n=$(srv_wrk_requests "$1")
     expect "wrk completed no request ($1)" ge "${n:-0}" 1
     expect "wrk saw failed requests: $(srv_wrk_errors "$1" | tr '\n' ' ')" is "$(srv_wrk_errors "$1")" ""
+}
+
+# A recipe's run: it served until stopped by SIGTERM (its status 143, that
+# of `wait` on the killed JVM), and every request wrk made was answered.
+served() { # served STATUS WRK_OUTPUT_FILE
+    expect "the server did not run until stopped (exit $1, not 143)" is "$1" 143
+    answered "$2"
+}
+serve() { # serve DOC BLOCK...: the blocks, on $port, to out.txt, then served
+    run_blocks out.txt "$1" "$port" "${@:2}"
+    served $? "$dir/out.txt"
+}
+
+# A dry run placed nothing.
+placed_nothing() { # placed_nothing LOG
+    local w
+    w=$(field "$1" summary would_place)
+    expect "the dry run would have placed ${w:-?} threads, not 0" is "$w" 0
 }
 
 # The `thread "NAME" tid=T cpus=C ...` lines of numapin check's output (its
@@ -226,26 +246,18 @@ one_core_of() { # one_core_of A B
 # ---- the servers ----
 
 jetty_tests() {
-    local port
     if wanted jetty-dry-run; then
-        begin jetty-dry-run
-        port=$(srv_free_ports 1)
-        run_blocks out.txt jetty.md "$port" classpath dry-run
-        expect "the JVM did not run until stopped (exit $?, not 143)" is "$?" 143
-        answered "$dir/out.txt"
+        begin jetty-dry-run 1
+        serve jetty.md classpath dry-run
         run_blocks names.txt jetty.md "" thread-names
         expect "the names do not list qtp<hash>-* with 8 threads or more" \
             test -n "$(awk '$2 ~ /^qtp[0-9]+-\*$/ && $1 >= 8' "$dir/names.txt")"
-        expect "numapin placed a thread: $(field "$dir/dryrun.log" summary would_place)" \
-            is "$(field "$dir/dryrun.log" summary would_place)" 0
+        placed_nothing "$dir/dryrun.log"
         finish
     fi
     if wanted jetty-place; then
-        begin jetty-place
-        port=$(srv_free_ports 1)
-        run_blocks out.txt jetty.md "$port" classpath place
-        expect "the JVM did not run until stopped (exit $?, not 143)" is "$?" 143
-        answered "$dir/out.txt"
+        begin jetty-place 1
+        serve jetty.md classpath place
         local served
         served=$(sed -n 's/^result requests=\([0-9]*\)$/\1/p' "$dir/jetty.out")
         expect "the server counted ${served:-no} requests, fewer than wrk's" \
@@ -255,8 +267,7 @@ jetty_tests() {
         finish
     fi
     if wanted jetty-groups; then
-        begin jetty-groups
-        port=$(srv_free_ports 2)
+        begin jetty-groups 2
         run_blocks out.txt jetty.md "$port" classpath groups
         answered "$dir/wrk-0.txt"
         answered "$dir/wrk-1.txt"
@@ -286,27 +297,22 @@ tomcat_script() { # tomcat_script PORT "SETENV-BLOCK..." STEP-BLOCK...
 }
 
 tomcat_tests() {
-    local port script
+    local script
     if wanted tomcat-dry-run; then
-        begin tomcat-dry-run
-        port=$(srv_free_ports 1)
+        begin tomcat-dry-run 1
         script=$(tomcat_script "$port" setenv-dry-run run) && run_script out.txt "$script"
-        expect "Tomcat did not run until stopped (exit $?, not 143)" is "$?" 143
-        answered "$dir/out.txt"
+        served $? "$dir/out.txt"
         run_script names.txt "export CATALINA_BASE=$dir/tomcat
 $(blocks tomcat.md "" thread-names)"
         expect "the names do not list http-nio-127.0.0.1-$port-exec-* with 10 threads or more" \
             test -n "$(awk -v p="http-nio-127.0.0.1-$port-exec-*" '$2 == p && $1 >= 10' "$dir/names.txt")"
-        expect "numapin placed a thread: $(field "$dir/tomcat/logs/numapin.log" summary would_place)" \
-            is "$(field "$dir/tomcat/logs/numapin.log" summary would_place)" 0
+        placed_nothing "$dir/tomcat/logs/numapin.log"
         finish
     fi
     if wanted tomcat-place; then
-        begin tomcat-place
-        port=$(srv_free_ports 1)
+        begin tomcat-place 1
         script=$(tomcat_script "$port" setenv-place run) && run_script out.txt "$script"
-        expect "Tomcat did not run until stopped (exit $?, not 143)" is "$?" 143
-        answered "$dir/out.txt"
+        served $? "$dir/out.txt"
         local log=$dir/tomcat/logs/numapin.log tid cpus tname others=0
         placed_threads "$dir/out.txt" "" "$log" '^http-nio-.*-exec-[0-9]+$' 10
         # The connector's own threads match http-nio-* but not the glob: left alone.
@@ -320,8 +326,7 @@ $(blocks tomcat.md "" thread-names)"
         finish
     fi
     if wanted tomcat-groups; then
-        begin tomcat-groups
-        port=$(srv_free_ports 2)
+        begin tomcat-groups 2
         script=$(tomcat_script "$port" "" groups) && run_script out.txt "$script"
         answered "$dir/wrk-0.txt"
         answered "$dir/wrk-1.txt"
@@ -338,24 +343,19 @@ $(blocks tomcat.md "" thread-names)"
 }
 
 netty_tests() {
-    local port
     if wanted netty-dry-run; then
-        begin netty-dry-run
-        port=$(srv_free_ports 1)
+        begin netty-dry-run 1
         run_blocks out.txt netty.md "$port" classpath dry-run
         answered "$dir/out.txt"
         expect "the log lists no boss loop nioEventLoopGroup-N-1" has "$dir/out.txt" '^\] skipped "nioEventLoopGroup-[0-9]+-1"$'
         expect "the log lists no worker loop of a second pool" \
             test "$(sed -n 's/^\] skipped "nioEventLoopGroup-\([0-9]*\)-[0-9]*"$/\1/p' "$dir/out.txt" | sort -u | wc -l)" -ge 2
-        expect "numapin placed a thread" is "$(field "$dir/dryrun.log" summary would_place)" 0
+        placed_nothing "$dir/dryrun.log"
         finish
     fi
     if wanted netty-cores; then
-        begin netty-cores
-        port=$(srv_free_ports 1)
-        run_blocks out.txt netty.md "$port" classpath cores
-        expect "the JVM did not run until stopped (exit $?, not 143)" is "$?" 143
-        answered "$dir/out.txt"
+        begin netty-cores 1
+        serve netty.md classpath cores
         local log=$dir/netty-numapin.log plan slots tid cpus tname workers=() boss=
         plan=$(field "$log" plan cpus)
         slots=$(field "$log" plan slots)
