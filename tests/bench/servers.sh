@@ -81,7 +81,7 @@ run_one() { # run_one CONFIG ROUND
     $prefix "${java[@]}" "${jvm[@]}" "$port" > "$f.server" 2>&1 &
     pid=$!
     for _ in $(seq 1 300); do
-        grep -q '^ready ' "$f.server" && break
+        grep -qs '^ready ' "$f.server" && break
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
