@@ -11,9 +11,10 @@
 # Configurations: no agent; numapin placing Jetty's request pool (qtp*) on
 # the whole machine (groups=1) and on CPU 1 of 2 (group=1,groups=2); the
 # whole JVM on CPU 1 by taskset and by numactl.  They alternate, ROUNDS
-# times (default 5), a different one first each round.  Each run: a new JVM,
+# times (default 7), a different one first each round.  Each run: a new JVM,
 # wrk for WARMUP seconds (default 3, not counted), then SECONDS (default 5)
-# with --latency; requests/s and wrk's latency percentiles.  A ratio is of
+# with --latency; requests/s, wrk's latency percentiles and its failed
+# requests (socket errors, timeouts after 10 s, non-2xx answers).  A ratio is of
 # medians over the rounds, to the no-agent median.  Nothing here asserts a
 # number.
 set -euo pipefail
@@ -22,7 +23,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 srv_root=$(cd "$here/../.." && pwd)
 jdk=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
 agent=$srv_root/build/libnumapin.so
-rounds=5
+rounds=7
 warmup=3
 seconds=5
 conns=32
@@ -68,7 +69,7 @@ configs=(
 jvm=(-Xms256m -Xmx256m -cp "$cp" numapin.servers.HelloJetty)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
-declare -A rate p50 p90 p99 placed
+declare -A rate p50 p90 p99 placed errors
 # One run: the JVM, warm-up, measurement, then (first round) numapin check.
 run_one() { # run_one CONFIG ROUND
     local i=$1 r=$2 c=${configs[$1]} prefix opts port pid f=$out/run-$1-$2
@@ -86,18 +87,16 @@ run_one() { # run_one CONFIG ROUND
         sleep 0.1
     done
     grep -q '^ready ' "$f.server" || { echo "bench-servers: ${c%%|*}: the server did not start" >&2; cat "$f.server" >&2; exit 1; }
-    wrk -t2 -c"$conns" -d"${warmup}s" "http://127.0.0.1:$port/" > "$f.warmup"
-    wrk -t2 -c"$conns" -d"${seconds}s" --latency "http://127.0.0.1:$port/" > "$f.wrk"
+    wrk -t2 -c"$conns" -d"${warmup}s" --timeout 10s "http://127.0.0.1:$port/" > "$f.warmup"
+    wrk -t2 -c"$conns" -d"${seconds}s" --timeout 10s --latency "http://127.0.0.1:$port/" > "$f.wrk"
     if [ "$r" -eq 1 ]; then
         "$numapin" check "$pid" --threads 'qtp*' > "$f.check" 2>&1 || true
         placed[$i]=$(awk '/^thread "/ { n++; if ($0 ~ / cpus=1 /) one++ } END { printf "%d of %d", one, n }' "$f.check")
     fi
     kill "$pid"
     wait "$pid" || true
-    if [ -n "$(srv_wrk_errors "$f.wrk")" ]; then
-        echo "bench-servers: ${c%%|*}: failed requests: $(srv_wrk_errors "$f.wrk")" >&2
-        exit 1
-    fi
+    # Requests without a good answer: socket errors (timeouts included) and non-2xx.
+    errors[$i]=$(( ${errors[$i]:-0} + $(srv_wrk_failed "$f.wrk") ))
     rate[$i,$r]=$(srv_wrk_rate "$f.wrk")
     p50[$i,$r]=$(srv_wrk_latency "$f.wrk" 50)
     p90[$i,$r]=$(srv_wrk_latency "$f.wrk" 90)
@@ -152,16 +151,19 @@ echo "of the JVM (GC, JIT, main) on both; taskset and numactl bind the whole"
 echo "JVM to CPU 1. wrk runs unbound on both CPUs in every configuration: on"
 echo "two CPUs the load generator and the server share the machine."
 echo
-echo "| configuration | requests/s (median) | ratio of medians to no agent | median of per-round ratios | p50 ms | p90 ms | p99 ms | qtp threads on CPU 1 only (round 1) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| configuration | requests/s (median) | ratio of medians to no agent | median of per-round ratios | p50 ms | p90 ms | p99 ms | failed requests | qtp threads on CPU 1 only (round 1) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for i in $(seq 0 $((n - 1))); do
     # shellcheck disable=SC2046 # one value a word
-    printf '| %s | %.0f | %s | %s | %.2f | %.2f | %.2f | %s |\n' "${configs[$i]%%|*}" "${med[$i]}" \
+    printf '| %s | %.0f | %s | %s | %.2f | %.2f | %.2f | %s | %s |\n' "${configs[$i]%%|*}" "${med[$i]}" \
         "$(ratio "${med[$i]}" "${med[0]}")" "$(round_ratio "$i")" \
-        "$(median $(col p50 "$i"))" "$(median $(col p90 "$i"))" "$(median $(col p99 "$i"))" "${placed[$i]:-}"
+        "$(median $(col p50 "$i"))" "$(median $(col p90 "$i"))" "$(median $(col p99 "$i"))" \
+        "${errors[$i]:-0}" "${placed[$i]:-}"
 done
 echo
-echo "Latency percentiles are wrk's, the median over the rounds. The target"
+echo "Latency percentiles are wrk's, the median over the rounds. Failed"
+echo "requests are wrk's socket errors (no answer within 10 s included) and"
+echo "non-2xx answers, summed over the rounds. The target"
 echo "is a ratio of medians of at least 0.99 for numapin on the whole machine"
 echo "(the agent's own cost): $(ratio "${med[1]}" "${med[0]}") in this run, target"
 echo "$(awk -v r="$(ratio "${med[1]}" "${med[0]}")" 'BEGIN { print (r >= 0.99) ? "met" : "not met" }')."

@@ -75,6 +75,14 @@ srv_wrk_errors() {
     grep -E 'Socket errors|Non-2xx or 3xx' "$1" || true
 }
 
+# srv_wrk_failed FILE: how many requests failed (the sum of wrk's socket
+# errors, timeouts included, and non-2xx or 3xx responses).
+srv_wrk_failed() {
+    awk '/Socket errors:/ { for (i = 1; i <= NF; i++) if ($i ~ /^(connect|read|write|timeout)$/) n += $(i + 1) + 0 }
+         /Non-2xx or 3xx responses:/ { n += $NF }
+         END { print n + 0 }' "$1"
+}
+
 # srv_wrk_rate FILE: requests/s.  srv_wrk_latency FILE PCT: wrk's latency
 # percentile (50, 75, 90, 99; needs --latency) in milliseconds.
 srv_wrk_rate() {
