@@ -132,6 +132,7 @@ round_ratio() {
     median "${vals[@]}"
 }
 
+echo
 echo "## A real server: Jetty under wrk"
 echo
 echo "Embedded Jetty 9 (\`HelloJetty\`, Debian's libjetty9-java, one servlet"
@@ -168,6 +169,12 @@ echo "is a ratio of medians of at least 0.99 for numapin on the whole machine"
 echo "(the agent's own cost): $(ratio "${med[1]}" "${med[0]}") in this run, target"
 echo "$(awk -v r="$(ratio "${med[1]}" "${med[0]}")" 'BEGIN { print (r >= 0.99) ? "met" : "not met" }')."
 echo
+echo "Binding the whole JVM to one CPU (taskset, numactl) puts Jetty's GC, JIT"
+echo "compiler and other threads on that CPU with the request threads;"
+echo "numapin's \`group=1,groups=2\` moves only the request pool there and leaves"
+echo "the rest of the JVM on both CPUs. The per-round figures below spread"
+echo "widely: compare medians of one run, and read one round as noise."
+echo
 echo "Per round (requests/s):"
 echo
 for i in $(seq 0 $((n - 1))); do
@@ -175,7 +182,7 @@ for i in $(seq 0 $((n - 1))); do
 done
 echo
 echo "Machine: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) CPUs,"
-echo "$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), one NUMA node, Linux $(uname -r);"
+echo "$(awk '/^MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), NUMA nodes: $(numactl --hardware | sed -n 's/^available: //p'), Linux $(uname -r);"
 echo "$("$jdk/bin/java" -version 2>&1 | head -1); Jetty $(dpkg-query -W -f='${Version}' libjetty9-java 2>/dev/null);"
 echo "$(wrk -v 2>&1 | head -1 | sed 's/ Copyright.*//'); numapin $(git -C "$srv_root" rev-parse --short HEAD 2>/dev/null || echo '(no git)'); $(date -u +%Y-%m-%d)."
 echo "Load average $load_before before the run and $(cut -d' ' -f1-3 /proc/loadavg) after it: the"
