@@ -104,12 +104,15 @@ $(B)/bench_plan: tests/bench/bench_plan.c $(CORE_OBJ)
 # Numbers go to docs/performance.md; nothing here asserts a time.  Planning
 # first (tests/bench/plan.sh writes the file), then thread start and join
 # with and without the agent (tests/bench/threads.sh, appended), then what
-# numapin, taskset, numactl and likwid-pin bind (tests/bench/tools.sh).
+# numapin, taskset, numactl and likwid-pin bind (tests/bench/tools.sh), then
+# Jetty's requests/s under wrk with and without it (tests/bench/servers.sh).
 bench: all $(B)/bench_plan
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash tests/bench/plan.sh
 	bash tests/bench/threads.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md
 	bash tests/bench/tools.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
+	    >> docs/performance.md
+	bash tests/bench/servers.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md
 
 demo: all $(TIERBENCH)

@@ -6,7 +6,8 @@
  * Starts N copies of CMD at once.  Copy i gets, in its environment,
  * JAVA_TOOL_OPTIONS with -agentpath:LIB=group=i,groups=N[,OPTS] appended
  * (so every JVM it starts loads numapin as group i), NUMAPIN_GROUP=i and
- * NUMAPIN_GROUPS=N; "{group}" in its arguments and in OPTS becomes i.  Its output goes
+ * NUMAPIN_GROUPS=N; "{group}" in its arguments and in OPTS becomes i, and
+ * "{group+K}" becomes i+K (a port per group: {group+8080}).  Its output goes
  * to DIR/group-i.log.  When all have exited, it prints one table: per group
  * the exit status, numapin's summary (placed threads, CPUs) and the fields
  * of the last "result key=value ..." line the program printed, then totals
@@ -38,7 +39,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include <stdbool.h>
+#include "np_cpulist.h"
 
 #define MAX_KEYS 32
 
@@ -166,34 +167,64 @@ static void default_agent(char *buf, size_t len)
 #endif
 }
 
-/* arg with every "{group}" replaced by the group number. */
+/* The largest K of "{group+K}": group + K stays an int. */
+#define MAX_GROUP_ADD 1000000000
+
+/* The placeholder at p: "{group}" or "{group+K}" (K decimal, 0 to
+ * MAX_GROUP_ADD).  Returns its length with *add set to 0 or K; 0 when p
+ * starts no placeholder (also "{groups}", "{group-1}", ...); -1 when p
+ * starts "{group+" but is no valid placeholder. */
+static int placeholder(const char *p, int *add)
+{
+    static const char key[] = "{group";
+    const size_t klen = sizeof key - 1;
+    if (strncmp(p, key, klen) != 0)
+        return 0;
+    if (p[klen] == '}') {
+        *add = 0;
+        return (int)klen + 1;
+    }
+    if (p[klen] != '+')
+        return 0;
+    const char *num = p + klen + 1, *end = strchr(num, '}');
+    char buf[16];
+    size_t n = end != NULL ? (size_t)(end - num) : 0;
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, num, n);
+    buf[n] = '\0';
+    if (np_parse_int(buf, 0, MAX_GROUP_ADD, add) != 0)
+        return -1;
+    return (int)(klen + n + 2);
+}
+
+/* The first invalid "{group+...}" of arg, or NULL. */
+static const char *bad_placeholder(const char *arg)
+{
+    int add;
+    for (const char *p = strchr(arg, '{'); p != NULL; p = strchr(p + 1, '{'))
+        if (placeholder(p, &add) < 0)
+            return p;
+    return NULL;
+}
+
+/* arg with every "{group}" replaced by the group number and every
+ * "{group+K}" by the group number plus K (arg holds no invalid
+ * placeholder: bad_placeholder).  NULL when out of memory. */
 static char *replace_group(const char *arg, int group)
 {
-    static const char key[] = "{group}";
-    const size_t klen = sizeof key - 1;
-    char num[16];
-    size_t nlen = (size_t)snprintf(num, sizeof num, "%d", group);
-    size_t len = 0;
-    for (const char *p = arg; *p != '\0';) {
-        if (strncmp(p, key, klen) == 0) {
-            len += nlen;
-            p += klen;
-        } else {
-            len++;
-            p++;
-        }
-    }
-    char *out = malloc(len + 1), *o = out;
+    /* A placeholder is at least 7 bytes and becomes at most 10 digits. */
+    char *out = malloc(2 * strlen(arg) + 1), *o = out;
     if (out == NULL)
         return NULL;
     for (const char *p = arg; *p != '\0';) {
-        if (strncmp(p, key, klen) == 0) {
-            memcpy(o, num, nlen);
-            o += nlen;
-            p += klen;
-        } else {
+        int add, n = placeholder(p, &add);
+        if (n <= 0) {
             *o++ = *p++;
+            continue;
         }
+        o += sprintf(o, "%d", group + add);
+        p += n;
     }
     *o = '\0';
     return out;
@@ -353,8 +384,8 @@ static const char usage[] =
     "usage: numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] [--html OUT.html]\n"
     "                      -- CMD ARGS...\n"
     "Runs CMD as N JVM groups at once: copy i gets -agentpath:LIB=group=i,groups=N[,OPTS]\n"
-    "in JAVA_TOOL_OPTIONS, NUMAPIN_GROUP=i and NUMAPIN_GROUPS=N in its environment, and {group}\n"
-    "in its arguments replaced by i.\n"
+    "in JAVA_TOOL_OPTIONS, NUMAPIN_GROUP=i and NUMAPIN_GROUPS=N in its environment, {group}\n"
+    "in its arguments and OPTS replaced by i, and {group+K} by i+K (K from 0 to 1000000000).\n"
     "--html OUT.html: each JVM writes a report (DIR/group-i-PID.json), and one page for the\n"
     "run is written from them (as numapin report does).\n";
 
@@ -522,6 +553,15 @@ int cli_groups(int argc, char **argv)
         fprintf(stderr, "numapin groups: --html has each JVM write its report itself: leave "
                         "report= out of --options\n%s", usage);
         return 2;
+    }
+    const char *where = opts, *bad = opts != NULL ? bad_placeholder(opts) : NULL;
+    for (int i = optind; bad == NULL && i < argc; i++)
+        bad = bad_placeholder(where = argv[i]);
+    if (bad != NULL) {
+        size_t n = strcspn(bad, "}");
+        return cli_usage_error("groups", usage,
+                               "invalid placeholder '%.*s' in '%s': use {group} or {group+K}, K from 0 to %d",
+                               (int)(n + (bad[n] == '}')), bad, where, MAX_GROUP_ADD);
     }
     if (make_dirs(dir) != 0) {
         fprintf(stderr, "numapin groups: cannot create %s: %s\n", dir, strerror(errno));

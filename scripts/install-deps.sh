@@ -23,6 +23,11 @@ declare -A sets=(
     [fuzz]="clang libclang-rt-14-dev"
     # The multi-node tests under QEMU (tests/qemu/run.sh).
     [qemu]="qemu-system-x86 cpio xz-utils hwloc-nox libhdrhistogram-java"
+    # Real servers under numapin, loaded by wrk (mk/servers.mk: make
+    # test-servers, and make bench): embedded Jetty 9, Tomcat 10 started by
+    # catalina.sh, Netty 4.1; curl, ss and pgrep drive them.
+    [servers]="libjetty9-java libservlet-api-java tomcat10-common libtomcat10-java libnetty-java
+               wrk curl iproute2 procps"
     # A JDK 17 with jvmti.h, where none is installed.
     [jdk]="openjdk-17-jdk-headless"
 )

@@ -24,6 +24,7 @@ int main(void)
     srunner_add_suite(sr, draw_suite());
     srunner_add_suite(sr, report_suite());
     srunner_add_suite(sr, watch_suite());
+    srunner_add_suite(sr, groups_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -33,6 +33,7 @@ Suite *marker_suite(void);
 Suite *draw_suite(void);
 Suite *report_suite(void);
 Suite *watch_suite(void);
+Suite *groups_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);
