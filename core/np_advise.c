@@ -154,16 +154,18 @@ int np_read_numa_balancing(const char *path)
 static const struct {
     const char *glob;   /* '*'-only glob on the thread name */
     const char *before, *after;
+    bool compute;       /* a pool meant to run on CPUs, not to wait */
 } pools[] = {
-    {"ForkJoinPool.commonPool-worker-*", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=", ""},
-    {"ForkJoinPool-*-worker-*", "new ForkJoinPool(", ")"},
-    {"qtp*-*", "Jetty's QueuedThreadPool: setMaxThreads(", "), or fewer request threads per group"},
-    {"http-nio-*-exec-*", "Tomcat's connector: maxThreads=\"", "\""},
-    {"https-jsse-nio-*-exec-*", "Tomcat's connector: maxThreads=\"", "\""},
-    {"nioEventLoopGroup-*-*", "Netty: new NioEventLoopGroup(", ")"},
-    {"epollEventLoopGroup-*-*", "Netty: new EpollEventLoopGroup(", ")"},
-    {"XNIO-*", "Undertow: setIoThreads and setWorkerThreads to ", ""},
-    {"pool-*-thread-*", "Executors.newFixedThreadPool(", ")"},
+    {"ForkJoinPool.commonPool-worker-*", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=", "",
+     true},
+    {"ForkJoinPool-*-worker-*", "new ForkJoinPool(", ")", true},
+    {"nioEventLoopGroup-*-*", "Netty: new NioEventLoopGroup(", ")", true},
+    {"epollEventLoopGroup-*-*", "Netty: new EpollEventLoopGroup(", ")", true},
+    {"qtp*-*", "Jetty's QueuedThreadPool: setMaxThreads(", ")", false},
+    {"http-nio-*-exec-*", "Tomcat's connector: maxThreads=\"", "\"", false},
+    {"https-jsse-nio-*-exec-*", "Tomcat's connector: maxThreads=\"", "\"", false},
+    {"XNIO-*", "Undertow: setIoThreads and setWorkerThreads to ", "", false},
+    {"pool-*-thread-*", "Executors.newFixedThreadPool(", ")", false},
 };
 
 /* fnmatch for globs whose only wildcard is '*'. */
@@ -176,18 +178,27 @@ static bool star(const char *p, const char *s)
     return *s == *p && star(p + 1, s + 1);
 }
 
-int np_advise_oversubscribed(int live, int group_cpus, const char *name, char *buf, size_t len)
+int np_advise_oversubscribed(int live, int group_cpus, const char *name, bool *compute, char *buf,
+                             size_t len)
 {
     if (live <= group_cpus)
         return 0;
     char how[256];
     snprintf(how, sizeof how, "the pool that starts them to at most %d threads", group_cpus);
+    *compute = false;
     for (size_t i = 0; i < sizeof pools / sizeof *pools; i++)
         if (star(pools[i].glob, name)) {
             snprintf(how, sizeof how, "%s%d%s", pools[i].before, group_cpus, pools[i].after);
+            *compute = pools[i].compute;
             break;
         }
-    snprintf(buf, len, "%d placed threads are live on this group's %d CPUs, so they share CPUs: size "
-             "their pool to the group (threads like \"%.64s\": %s)", live, group_cpus, name, how);
+    if (*compute)
+        snprintf(buf, len, "%d placed threads are live on this group's %d CPUs, so they share CPUs: "
+                 "size their pool to the group (threads like \"%.64s\": %s)", live, group_cpus,
+                 name, how);
+    else
+        snprintf(buf, len, "%d placed threads are live on this group's %d CPUs: when more than %d run "
+                 "at once they share CPUs, so for CPU-bound work size their pool to the group "
+                 "(threads like \"%.64s\": %s)", live, group_cpus, group_cpus, name, how);
     return 1;
 }

@@ -5,6 +5,7 @@
 #define NP_ADVISE_H
 
 #include <hwloc.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "np_bind.h"
@@ -31,8 +32,12 @@ long np_compiler_threads_for(int n);
 /* More placed threads live than the group has CPUs: how to size their
  * pool, named by the kind of pool the thread `name` belongs to
  * (ForkJoinPool, Jetty, Tomcat, Netty, Undertow, an Executors pool), or
- * told generally for any other. */
-int np_advise_oversubscribed(int live, int group_cpus, const char *name, char *buf, size_t len);
+ * told generally for any other.  *compute tells a pool meant to keep its
+ * threads on CPUs (fork-join, event loops), for which the advice is a
+ * warning, from one whose threads mostly wait (request pools), for which it
+ * is information. */
+int np_advise_oversubscribed(int live, int group_cpus, const char *name, bool *compute, char *buf,
+                             size_t len);
 
 /* GC and JIT threads sized for more CPUs than the group has. */
 int np_advise_threads(const struct np_jvm_facts *f, int group_cpus, char *buf, size_t len);

@@ -102,9 +102,11 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
         return;
     }
     char advice[512];
-    if (np_advise_oversubscribed(live, hwloc_bitmap_weight(a->place_cpus), name, advice,
+    bool compute;
+    if (np_advise_oversubscribed(live, hwloc_bitmap_weight(a->place_cpus), name, &compute, advice,
                                  sizeof advice))
-        np_log(np_once_level(&a->warned_oversubscribed, NP_LOG_WARNING), "advice: %s", advice);
+        np_log(np_once_level(&a->warned_oversubscribed, compute ? NP_LOG_WARNING : NP_LOG_INFO),
+               "advice: %s", advice);
     hwloc_const_bitmap_t cpus = slot >= 0 ? a->slots[slot] : a->place_cpus;
     const char *want_cpus = slot >= 0 ? a->slot_cpus_str[slot] : a->place_cpus_str;
     if (a->opt.dryrun) {

@@ -326,24 +326,29 @@ END_TEST
 START_TEST(oversubscription_names_the_pool)
 {
     char buf[512];
-    ck_assert_int_eq(np_advise_oversubscribed(2, 2, "ForkJoinPool-1-worker-3", buf, sizeof buf), 0);
+    bool compute;
+    ck_assert_int_eq(np_advise_oversubscribed(2, 2, "ForkJoinPool-1-worker-3", &compute, buf, sizeof buf), 0);
     static const struct {
         const char *name, *fix;
+        bool compute;
     } c[] = {
-        {"ForkJoinPool-1-worker-3", "new ForkJoinPool(2)"},
-        {"ForkJoinPool.commonPool-worker-1", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2"},
-        {"qtp1867083167-17", "Jetty's QueuedThreadPool: setMaxThreads(2)"},
-        {"http-nio-8080-exec-4", "Tomcat's connector: maxThreads=\"2\""},
-        {"nioEventLoopGroup-3-1", "Netty: new NioEventLoopGroup(2)"},
-        {"pool-2-thread-7", "Executors.newFixedThreadPool(2)"},
-        {"Tier1-worker", "the pool that starts them to at most 2 threads"},
+        {"ForkJoinPool-1-worker-3", "new ForkJoinPool(2)", true},
+        {"ForkJoinPool.commonPool-worker-1", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=2", true},
+        {"nioEventLoopGroup-3-1", "Netty: new NioEventLoopGroup(2)", true},
+        {"qtp1867083167-17", "Jetty's QueuedThreadPool: setMaxThreads(2)", false},
+        {"http-nio-8080-exec-4", "Tomcat's connector: maxThreads=\"2\"", false},
+        {"pool-2-thread-7", "Executors.newFixedThreadPool(2)", false},
+        {"Tier1-worker", "the pool that starts them to at most 2 threads", false},
     };
     for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
-        ck_assert_int_eq(np_advise_oversubscribed(3, 2, c[i].name, buf, sizeof buf), 1);
+        ck_assert_int_eq(np_advise_oversubscribed(3, 2, c[i].name, &compute, buf, sizeof buf), 1);
         ck_assert_msg(strstr(buf, c[i].fix) != NULL, "%s: %s", c[i].name, buf);
         ck_assert_msg(strstr(buf, "3 placed threads are live on this group's 2 CPUs") == buf, "%s", buf);
+        ck_assert_msg(compute == c[i].compute, "%s", c[i].name);
         if (i > 1)
             ck_assert_msg(strstr(buf, "ForkJoinPool") == NULL, "%s names ForkJoinPool: %s", c[i].name, buf);
+        if (!compute)
+            ck_assert_msg(strstr(buf, "for CPU-bound work") != NULL, "%s", buf);
     }
 }
 END_TEST
