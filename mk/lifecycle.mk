@@ -1,4 +1,4 @@
-# Lifecycle tests (issue 5): the JVM tests of tests/jvm (LifecycleTest,
+# Lifecycle tests: the JVM tests of tests/jvm (LifecycleTest,
 # AttachTest, AutoGroupTest, HostileTest) run inside `make test-java`; the
 # QEMU scenarios inside `make test-numa`.  This adds what they need:
 #
