@@ -935,8 +935,7 @@ START_TEST(synthetic_all_kinds)
 END_TEST
 
 /* Warnings name L3 caches by their logical index: caches have no OS index
- * (hwloc gives them HWLOC_UNKNOWN_INDEX, printed 4294967295, as before
- * commit 6dfa011). */
+ * (hwloc gives them HWLOC_UNKNOWN_INDEX, which would print as 4294967295). */
 START_TEST(l3_warnings_name_the_cache)
 {
     struct np_topo t;
