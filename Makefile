@@ -63,11 +63,13 @@ $(B)/numapin: $(CLI_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(CLI_LDLIBS)
 
 # The unit tests: the core, the CLI's modules and agent/hotspot.c (no JVM
-# needed) under test.
+# needed) under test.  test_hotspot.c's fake HotSpot tables are exported
+# (gHotSpotVM*), as libjvm.so's are, for hotspot.c to find with dlsym.
 $(B)/test_native: $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) $(B)/agent/hotspot.o tests/unit/tests.h \
                   tests/jvm/tools/seccomp_filter.h
-	$(CC) $(CFLAGS) -Icli -Iagent $(LDFLAGS) -o $@ $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) \
-	    $(B)/agent/hotspot.o $(LDLIBS) $(CLI_LDLIBS) $(shell pkg-config --libs check)
+	$(CC) $(CFLAGS) -Icli -Iagent $(LDFLAGS) '-Wl,--export-dynamic-symbol=gHotSpotVM*' -o $@ \
+	    $(TEST_SRC) $(CORE_OBJ) $(CLI_LIB_OBJ) $(B)/agent/hotspot.o $(LDLIBS) $(CLI_LDLIBS) \
+	    $(shell pkg-config --libs check)
 
 
 # `make test-unit REGEN=1` rewrites the expected outputs under

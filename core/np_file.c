@@ -37,6 +37,8 @@ static int refuse(const struct stat *st, const struct stat *dst, const char **wh
         *why = refused_link;
         return ELOOP;
     }
+    if (S_ISDIR(st->st_mode))
+        return EISDIR; /* as opening it to write would say */
     if (!S_ISREG(st->st_mode)) {
         *why = refused_kind;
         return EINVAL;

@@ -1,8 +1,9 @@
-# Hardening: sanitizers, fuzzing, stress, safe files.
+# Hardening: sanitizers, fuzzing, stress.
 #
 #   make test-asan   what build/libnumapin.so imports (check_imports.sh); an
 #                    ASan+UBSan build (gcc) of the agent, the CLI and the
-#                    unit tests: unit tests, the C stress and file tests
+#                    unit tests: unit tests (the safe-file tests of
+#                    tests/unit/test_file.c among them) and the C stress test
 #                    (with LeakSanitizer), then the whole JVM suite with the
 #                    sanitizer runtime preloaded into every JVM; plus a TSan
 #                    build of the C stress test.  Fails on any sanitizer
@@ -11,7 +12,7 @@
 #                    tests/fuzz/corpus; fails on any crash.
 #   make fuzz        the same for FUZZ_TIME seconds a target (default 300).
 #   make test-tsan  the TSan stress test alone.
-#   make test-stress the C stress and file tests on the plain build.
+#   make test-stress the C stress test on the plain build.
 #
 # Knobs: ASAN_CC (gcc), TSAN_CC (gcc), FUZZ_CC (clang), STRESS_ROUNDS,
 # TSAN_ROUNDS, FUZZ_TIME, FUZZ_SMOKE_TIME, ASAN_JDKS (the --jdk arguments of
@@ -60,17 +61,13 @@ STRESS_HDRS := $(HEADERS)
 $(B)/stress_agent: tests/stress/stress_agent.c $(CORE_OBJ) $(STRESS_HDRS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
-$(B)/files_test: tests/stress/files_test.c $(CORE_OBJ) $(STRESS_HDRS)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
-
 # Not instrumented: loaded beside the sanitizer runtime.
 $(HARD_B)/sanlog_preload.so: tests/stress/sanlog_preload.c
 	@mkdir -p $(dir $@)
 	gcc -O2 -g -shared -fPIC -Wall -Wextra -o $@ $< -ldl
 
-test-stress: $(B)/stress_agent $(B)/files_test
+test-stress: $(B)/stress_agent
 	$(B)/stress_agent --rounds $(STRESS_ROUNDS)
-	$(B)/files_test
 
 # What the agent can call at all (docs/security.md): no exit or abort, no
 # exec, no network, nothing on another process.
@@ -111,7 +108,7 @@ endef
 asan-build: $(HARD_B)/sanlog_preload.so
 	@$(SUBMAKE) -s B=$(ASAN_B) CC=$(ASAN_CC) EXTRA_CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)" \
 	    $(ASAN_B)/libnumapin.so $(ASAN_B)/numapin $(ASAN_B)/test_native $(ASAN_B)/stress_agent \
-	    $(ASAN_B)/files_test $(if $(TIERBENCH),tierbench)
+	    $(if $(TIERBENCH),tierbench)
 
 asan-unit: asan-build
 	$(call reset_sanlogs,unit)
@@ -123,8 +120,7 @@ asan-unit: asan-build
 asan-stress: asan-build
 	$(call reset_sanlogs,stress)
 	@rc=0; $(call ASAN_C_ENV,stress) $(ASAN_B)/stress_agent --rounds $(STRESS_ROUNDS) || rc=1; \
-	$(call ASAN_C_ENV,stress) $(ASAN_B)/files_test || rc=1; \
-	$(call sanlogs_sh,stress,C stress and file tests); exit $$rc
+	$(call sanlogs_sh,stress,C stress test); exit $$rc
 
 # The JVM suite: every JDK under a name of its own (JDK-asan), so that its
 # classes, reports and kept logs do not mix with `make test-java`'s.  Reports

@@ -16,7 +16,7 @@
  * with the default group count: one per node); and, for reference, hwloc
  * (hwloc's own part of load: hwloc_topology_init to hwloc_topology_load,
  * with the same settings).  Nothing is asserted: the numbers go to
- * docs/performance.md (native/bench/run.sh). */
+ * docs/performance.md (tests/bench/plan.sh). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>

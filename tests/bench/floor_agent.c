@@ -1,4 +1,4 @@
-/* The JVMTI floor of the thread start+join benchmark (java-tests/bench/run.sh):
+/* The JVMTI floor of the thread start+join benchmark (tests/bench/threads.sh):
  * the least an agent that looks at thread names can do.  It enables the
  * ThreadStart and ThreadEnd events; on ThreadStart it reads the new thread's
  * name with GetThreadInfo and frees what that returned (the name, the

@@ -18,8 +18,8 @@ reps=${NUMAPIN_BENCH_REPS:-51}
 out=${NUMAPIN_BENCH_OUT:-$root/docs/performance.md}
 target_ms=5
 
-[ -x "$bin" ] || { echo "run.sh: no $bin (run make bench)" >&2; exit 2; }
-[ -d "$topologies" ] || { echo "run.sh: no topology folder $topologies" >&2; exit 2; }
+[ -x "$bin" ] || { echo "plan.sh: no $bin (run make bench)" >&2; exit 2; }
+[ -d "$topologies" ] || { echo "plan.sh: no topology folder $topologies" >&2; exit 2; }
 
 tsv="$root/build/bench_plan.tsv"
 mkdir -p "$root/build"
@@ -136,5 +136,5 @@ HEADER
 NOTES
 } >"$out"
 
-echo "run.sh: wrote $out"
+echo "plan.sh: wrote $out"
 column -t -s $'\t' "$tsv"

@@ -1,8 +1,8 @@
 /* fuzz_cpulist: the CPU and node lists numapin reads, all through
- * hwloc_bitmap_list_sscanf:
+ * np_parse_list (core/np_cpulist.c):
  *  - mem=MODE:NODES of the agent (np_options_parse; nodes joined by '+');
  *  - `numapin plan --restrict CPUS` of the command-line tool, its real
- *    main() (numapin_cli.c built with main renamed), which goes on to
+ *    main() (cli/main.c built with main renamed), which goes on to
  *    np_topo_restrict and the planner on a fake machine;
  *  - np_cpulist, which writes lists back, into buffers of every size.
  *
@@ -10,10 +10,10 @@
  * the list.  Beyond memory errors, it aborts when a list that is not a
  * plain decimal list of numbers and ranges is accepted (a number that wraps
  * around, an open range "N-", "1-1-1", an empty item), when what is
- * accepted is not what was written (hwloc reads 010 as octal 8), when
+ * accepted is not what was written (010 is ten, never octal eight), when
  * accepted memory nodes are outside 0 to 4095, when the tool plans on CPUs
  * it was not given, or when np_cpulist writes past its buffer or does not
- * read back. */
+ * read back (through hwloc's own list reader, the oracle here). */
 #define _GNU_SOURCE
 #include "fuzz_util.h"
 

@@ -5,6 +5,13 @@
 # scenarios of scenarios.sh in the guest under the real agent, and judges
 # the results the guest prints on its serial console. See docs/qemu.md.
 #
+#   bash tests/qemu/run.sh                       the scenarios
+#   bash tests/qemu/run.sh --capture-topologies  instead, boots each machine
+#       once and writes what hwloc sees there (lstopo-no-graphics --no-io
+#       --of xml, in the guest) to tests/golden/topologies/qemu-MACHINE.xml;
+#       `make test-unit REGEN=1` then writes the machine's transcripts, which
+#       the scenarios compare the guest's own plans with
+#
 # Environment:
 #   NUMAPIN_QEMU_ONLY=a,b   run only these scenarios (names as printed)
 #   NUMAPIN_QEMU_JOBS=N     machines booted at once (default: 2 if the host has
@@ -45,6 +52,17 @@ n3_mem_mb=1024
 n3_dist="0,1,21 1,2,21 0,2,31"
 n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline n3-multijvm"
 n3_timeout=360
+
+CAPTURE=
+case ${1:-} in
+    "") ;;
+    --capture-topologies) CAPTURE=1 ;;
+    *) echo "usage: bash tests/qemu/run.sh [--capture-topologies]" >&2; exit 2 ;;
+esac
+# What each machine's scenarios compare the guest's plans with: the
+# transcripts of the machine's captured topology (tests/unit/test_expected.c).
+TOPOLOGIES=$ROOT/tests/golden/topologies
+TRANSCRIPTS=$ROOT/tests/golden/expected/machines
 
 START=$(date +%s)
 log() { echo "qemu-numa: $*"; }
@@ -198,7 +216,14 @@ mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,numapin,tests}
 cp "$BBDIR/busybox" "$R/bin/busybox"
 cp "$HERE/init" "$R/init"
 cp "$HERE/scenarios.sh" "$R/scenarios.sh"
-cp -r "$HERE/expected" "$R/expected"
+mkdir -p "$R/expected"
+if [ -z "$CAPTURE" ]; then
+    for m in $MACHINES; do
+        ls "$TRANSCRIPTS/qemu-$m".* >/dev/null 2>&1 ||
+            die "no transcripts of qemu-$m in ${TRANSCRIPTS#"$ROOT"/}: capture the machine (bash tests/qemu/run.sh --capture-topologies), then make test-unit REGEN=1"
+        cp "$TRANSCRIPTS/qemu-$m".* "$R/expected/"
+    done
+fi
 chmod 755 "$R/init"
 cp -a "$B/jdk" "$R/jdk"
 cp "$AGENT" "$R/numapin/libnumapin.so"
@@ -235,6 +260,10 @@ log "initramfs $(($(stat -c %s "$B/initramfs.cpio") / 1048576)) MiB, kernel $KPK
 
 selected() { # scenarios of machine $1, filtered by NUMAPIN_QEMU_ONLY
     local v="${1}_scenarios" s out=
+    if [ -n "$CAPTURE" ]; then
+        echo capture-topology
+        return
+    fi
     for s in ${!v}; do
         if [ -z "$ONLY" ] || [[ ",$ONLY," == *",$s,"* ]]; then out="$out${out:+,}$s"; fi
     done
@@ -279,6 +308,29 @@ for m in $MACHINES; do
     fi
 done
 wait || true
+
+# ---- capture: the guests' topologies as hwloc XML ------------------------------
+
+if [ -n "$CAPTURE" ]; then
+    rc=0
+    for m in $MACHINES; do
+        tr -d '\r' <"$B/logs/$m.console" >"$B/logs/$m.console.txt" 2>/dev/null || true
+        xml=$TOPOLOGIES/qemu-$m.xml
+        sed -n '/^@@@ XML BEGIN$/,/^@@@ XML END$/p' "$B/logs/$m.console.txt" | sed '1d;$d' >"$xml.tmp"
+        if grep -aq '^@@@ END capture-topology PASS ' "$B/logs/$m.console.txt" && [ -s "$xml.tmp" ] &&
+            "$CLI" topo --topology "$xml.tmp" >/dev/null; then
+            mv "$xml.tmp" "$xml"
+            log "captured ${xml#"$ROOT"/}"
+        else
+            rm -f "$xml.tmp"
+            log "error: no topology captured from $m (console: ${B#"$ROOT"/}/logs/$m.console)"
+            tail -20 "$B/logs/$m.console.txt" 2>/dev/null || true
+            rc=1
+        fi
+    done
+    [ "$rc" -eq 0 ] && log "now: make test-unit REGEN=1, and review git diff tests/golden"
+    exit "$rc"
+fi
 
 # ---- judge ------------------------------------------------------------------------
 

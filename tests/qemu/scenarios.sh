@@ -139,48 +139,119 @@ place() {
     no_warning "$tag"
 }
 
-# plan_is MACHINE GROUPS: `numapin plan --groups N` in the guest, where hwloc
-# reads the emulated machine, prints the table of expected/MACHINE-plan-N.txt
-# and the group lines of expected/MACHINE-plan-N.json (warnings aside: see
-# has_plan_warning)
-plan_is() {
-    m=$1 n=$2
-    if cmd_ok "numapin plan --groups $n" $CLI plan --groups $n; then
-        sed -n '/^group /,$p' /tmp/cmd.out | grep -v '^warning: ' >/tmp/plan.txt
-        if cmp -s /tmp/plan.txt "/expected/$m-plan-$n.txt"; then
-            ok "plan --groups $n is expected/$m-plan-$n.txt"
-        else
-            fail "plan --groups $n differs from expected/$m-plan-$n.txt:"
-            diff "/expected/$m-plan-$n.txt" /tmp/plan.txt
-        fi
-    fi
-    cp /tmp/cmd.out /tmp/plan-$n.out
-    if cmd_ok "numapin plan --groups $n --json" $CLI plan --groups $n --json; then
-        grep '^    {"group": ' /tmp/cmd.out >/tmp/plan.json
-        if cmp -s /tmp/plan.json "/expected/$m-plan-$n.json"; then
-            ok "plan --groups $n --json is expected/$m-plan-$n.json (warnings aside)"
-        else
-            fail "plan --groups $n --json differs from expected/$m-plan-$n.json:"
-            cat "/expected/$m-plan-$n.json"
+# ---- plans against the golden transcripts ----------------------------------
+# /expected holds this machine's transcripts of tests/golden/expected/machines
+# (qemu-MACHINE.*: tests/unit/test_expected.c ran numapin on
+# tests/golden/topologies/qemu-MACHINE.xml, captured in this guest by
+# `run.sh --capture-topologies`). Each run "$ numapin plan --topology
+# qemu-MACHINE.xml ARGS" of them runs here as "numapin plan ARGS", where hwloc
+# reads the emulated machine, and must print the same; only the source="..."
+# of the topology line differs, and the nodes' memory sizes of `numapin topo`,
+# which move with the kernel.
+
+# live_args LINE: the arguments of a transcript's "$ numapin ..." LINE, for this machine
+live_args() {
+    echo "$1" | sed 's/^\$ numapin //; s/ --topology [^ ]*//'
+}
+
+# live_run LINE: the command of a transcript's "$ numapin ..." LINE run on
+# this machine, written as test_expected.c writes a run (the LINE, stdout,
+# then "[exit N]" and "[stderr]" with stderr when not 0 and empty); its
+# stdout is also kept as /tmp/live/ARGS (spaces as '_')
+live_run() {
+    args=$(live_args "$1")
+    mkdir -p /tmp/live
+    out=/tmp/live/$(echo "$args" | tr ' ' _)
+    timeout 120 $CLI $args </dev/null >"$out" 2>/tmp/live.err
+    rc=$?
+    echo "$1"
+    cat "$out"
+    if [ $rc -ne 0 ] || [ -s /tmp/live.err ]; then
+        echo "[exit $rc]"
+        if [ -s /tmp/live.err ]; then
+            echo "[stderr]"
+            cat /tmp/live.err
         fi
     fi
 }
 
-# plan_warns GROUPS TEXT: the text plan of the last plan_is GROUPS warned TEXT
+# comparable FILE: a transcript without what may differ from the machine
+comparable() {
+    sed -e 's/^\(topology .*\) source="[^"]*"$/\1/' -e 's/^\(machine .*\) source="[^"]*"$/\1/' \
+        -e 's/ memory=[0-9]*MiB/ memory=N/' "$1"
+}
+
+# transcript_is FILE [PATTERN]: every run of /expected/FILE (or those whose
+# command line matches the grep PATTERN) prints on this machine what FILE says
+transcript_is() {
+    f=/expected/$1
+    if [ ! -s "$f" ]; then
+        fail "no transcript $f"
+        return
+    fi
+    grep '^\$ numapin ' "$f" | grep -e "${2:-.}" >/tmp/runs.txt
+    if [ ! -s /tmp/runs.txt ]; then
+        fail "$1 has no run matching '${2:-.}'"
+        return
+    fi
+    while IFS= read -r line; do
+        awk -v l="$line" '$0 == l {on = 1; print; next} on && /^\$ numapin / {exit} on {print}' "$f" >/tmp/want.txt
+        live_run "$line" >/tmp/got.txt
+        comparable /tmp/want.txt >/tmp/want.cmp
+        comparable /tmp/got.txt >/tmp/got.cmp
+        if cmp -s /tmp/want.cmp /tmp/got.cmp; then
+            ok "numapin $(live_args "$line"): as in $1"
+        else
+            fail "numapin $(live_args "$line"): differs from $1 (- transcript, + this machine):"
+            diff /tmp/want.cmp /tmp/got.cmp
+            echo "(if the emulated machine changed on purpose: bash tests/qemu/run.sh --capture-topologies, then make test-unit REGEN=1)"
+        fi
+    done </tmp/runs.txt
+}
+
+# plans_are MACHINE: `numapin topo` and every plan of the machine's transcripts
+plans_are() {
+    for k in topo.txt plan-node.txt plan-node.json plan-package.txt plan-l3.txt; do
+        transcript_is "qemu-$1.$k"
+    done
+}
+
+# plan_is MACHINE GROUPS: the node-domain plan for GROUPS, table and JSON
+plan_is() {
+    for k in txt json; do
+        transcript_is "qemu-$1.plan-node.$k" " --domain node --groups $2\( --json\)\{0,1\}\$"
+    done
+}
+
+# plan_warns GROUPS TEXT: the table of the last node-domain plan for GROUPS warned TEXT
 plan_warns() {
-    if grep -q "^warning: $2" /tmp/plan-$1.out; then
-        ok "plan --groups $1 warns: $(grep "^warning: $2" /tmp/plan-$1.out)"
+    out=/tmp/live/plan_--domain_node_--groups_$1
+    if grep -q "^warning: $2" "$out" 2>/dev/null; then
+        ok "plan --groups $1 warns: $(grep "^warning: $2" "$out")"
     else
         fail "plan --groups $1 does not warn '$2'"
     fi
 }
 
 plan_quiet() {
-    if grep -q '^warning' /tmp/plan-$1.out; then
-        fail "plan --groups $1 warns: $(grep '^warning' /tmp/plan-$1.out)"
+    out=/tmp/live/plan_--domain_node_--groups_$1
+    if [ ! -s "$out" ]; then
+        fail "plan --groups $1 was not run"
+    elif grep -q '^warning' "$out"; then
+        fail "plan --groups $1 warns: $(grep '^warning' "$out")"
     else
         ok "plan --groups $1 has no warning"
     fi
+}
+
+# Not a test: this machine's topology as hwloc XML between markers, which
+# `run.sh --capture-topologies` writes to tests/golden/topologies/qemu-MACHINE.xml
+scenario_capture_topology() {
+    echo "@@@ XML BEGIN"
+    /usr/bin/lstopo-no-graphics --no-io --of xml -
+    rc=$?
+    echo "@@@ XML END"
+    return $rc
 }
 
 topology() { # topology NODE CPULIST DISTANCES...
@@ -197,10 +268,8 @@ scenario_n2_basics() {
     same "transparent huge pages" "$(cat /sys/kernel/mm/transparent_hugepage/enabled)" "always madvise [never]"
     cmd_ok "java -version" timeout 60 /jdk/bin/java -Xshare:on -version
     cmd_ok "java -version under the agent" timeout 60 $JAVA "-agentpath:$AGENT=log=info" -version
-    cmd_ok "numapin topo" $CLI topo
-    plan_is n2 2
+    plans_are n2
     plan_quiet 2
-    plan_is n2 1
     plan_warns 1 "group 0 spans nodes 0-1"
     verdict
 }
@@ -297,8 +366,7 @@ scenario_n3_basics() {
     topology 1 2-3 "21 10 21"
     topology 2 4-5 "31 21 10"
     same "transparent huge pages" "$(cat /sys/kernel/mm/transparent_hugepage/enabled)" "always madvise [never]"
-    cmd_ok "numapin topo" $CLI topo
-    plan_is n3 3
+    plans_are n3
     plan_quiet 3
     verdict
 }
@@ -343,7 +411,7 @@ scenario_n3_groups6() {
     verdict
 }
 
-# ---- lifecycle and start-up advice -----------------------------------------
+# ---- lifecycle and start-up advice ----------------------------------------------
 
 # jvm_run TAG AGENT_OPTIONS JAVA_ARGS...: java with the agent (log at info
 # into /tmp/TAG.log, output in /tmp/TAG.out); prints the output (of
@@ -470,7 +538,7 @@ scenario_n3_cpu_offline() {
     verdict
 }
 
-# ---- the MultiJVM experiment -----------------------------------------------
+# ---- the MultiJVM experiment ---------------------------------------------------
 
 # kv LINE KEY: the value of KEY=... in a "key=value ..." line
 kv() {

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "np_topo.h"
 #include "tests.h"
 
 extern char **environ;
@@ -72,21 +74,17 @@ void t_tmpdir(char *buf, size_t len)
     ck_assert_msg(mkdtemp(buf) != NULL, "mkdtemp %s: %s", buf, strerror(errno));
 }
 
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)type, (void)ftw;
+    remove(path);
+    return 0;
+}
+
 void t_rmdir(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    char path[4096];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-    rmdir(dir);
+    /* Depth first, symlinks removed themselves, never followed. */
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int t_count_files(const char *dir, const char *prefix)
@@ -165,6 +163,37 @@ int t_run(char *const argv[], char **out, char **err)
     while (waitpid(pid, &status, 0) < 0)
         ck_assert_int_eq(errno, EINTR);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void t_load(struct np_topo *t, const char *synth, const char *xml, const char *restrict_cpus)
+{
+    char err[1024], path[4096];
+    if (xml != NULL && xml[0] != '/') {
+        const char *dir = getenv("NUMAPIN_TOPOLOGIES");
+        ck_assert_msg(dir != NULL && *dir, "NUMAPIN_TOPOLOGIES is not set");
+        snprintf(path, sizeof path, "%s/%s", dir, xml);
+        xml = path;
+    }
+    ck_assert_msg(np_topo_load(t, xml, synth, err, sizeof err) == 0, "%s", err);
+    if (restrict_cpus != NULL) {
+        hwloc_bitmap_t set = t_bitmap(restrict_cpus);
+        ck_assert_msg(np_topo_restrict(t, set, err, sizeof err) == 0, "--restrict %s: %s",
+                      restrict_cpus, err);
+        hwloc_bitmap_free(set);
+    }
+}
+
+void t_add_matrix(hwloc_topology_t topo, unsigned n, const hwloc_uint64_t *values)
+{
+    hwloc_obj_t objs[64];
+    ck_assert_uint_le(n, 64);
+    for (unsigned i = 0; i < n; i++)
+        ck_assert_ptr_nonnull(objs[i] = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i));
+    hwloc_distances_add_handle_t h = hwloc_distances_add_create(
+        topo, "test", HWLOC_DISTANCES_KIND_FROM_USER | HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(hwloc_distances_add_values(topo, h, n, objs, (hwloc_uint64_t *)values, 0), 0);
+    ck_assert_int_eq(hwloc_distances_add_commit(topo, h, 0), 0);
 }
 
 hwloc_bitmap_t t_bitmap(const char *list)

@@ -25,6 +25,13 @@ int main(void)
     srunner_add_suite(sr, report_suite());
     srunner_add_suite(sr, watch_suite());
     srunner_add_suite(sr, groups_suite());
+    srunner_add_suite(sr, cpulist_suite());
+    srunner_add_suite(sr, glob_suite());
+    srunner_add_suite(sr, modes_suite());
+    srunner_add_suite(sr, domains_suite());
+    srunner_add_suite(sr, describe_suite());
+    srunner_add_suite(sr, hotspot_suite());
+    srunner_add_suite(sr, file_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

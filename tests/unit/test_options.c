@@ -1,7 +1,5 @@
-/* np_options: parsing, validation, error messages, thread-name matching. */
+/* np_options: parsing, validation, error messages, the help text. */
 #define _GNU_SOURCE
-#include <fnmatch.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,80 +369,6 @@ START_TEST(log_applied_despite_error)
 }
 END_TEST
 
-START_TEST(match_default)
-{
-    struct np_options o;
-    char err[512];
-    ck_assert_int_eq(parse(NULL, &o, err, sizeof err), 0);
-    const char *yes[] = {"ForkJoinPool-1-worker-3", "ForkJoinPool-12-worker-107",
-                         "ForkJoinPool.commonPool-worker-7", "ForkJoinPool.commonPool-worker-"};
-    const char *no[] = {"main", "ForkJoinPool-1-worker", "ForkJoinPool.commonPool-worker",
-                        "forkjoinpool-1-worker-3", "xForkJoinPool-1-worker-3", "", "GC Thread#0",
-                        "ForkJoinPool.commonPool"};
-    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
-        ck_assert_msg(np_globs_match(&o.threads, yes[i]), "'%s' should match", yes[i]);
-    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
-        ck_assert_msg(!np_globs_match(&o.threads, no[i]), "'%s' should not match", no[i]);
-    np_options_free(&o);
-}
-END_TEST
-
-/* Patterns whose only wildcard is '*' are matched without fnmatch: the
- * answers must be fnmatch's, in the C locale and in a UTF-8 one, for
- * random patterns and names (ASCII, multi-byte characters, '*' in names). */
-START_TEST(match_star_like_fnmatch)
-{
-    static const char *const pieces[] = {"a", "b", "-", "*", "\xc3\xa9", "\xe2\x82\xac", "ab", "1"};
-    const char *locales[] = {"C", "C.UTF-8"};
-    unsigned seed = 12345;
-    for (int l = 0; l < 2; l++) {
-        if (setlocale(LC_ALL, locales[l]) == NULL)
-            continue; /* no such locale here: C alone */
-        for (int round = 0; round < 20000; round++) {
-            char pat[64] = "", name[64] = "";
-            int np = rand_r(&seed) % 6, nn = rand_r(&seed) % 7;
-            for (int i = 0; i < np; i++)
-                strcat(pat, pieces[rand_r(&seed) % 8]);
-            for (int i = 0; i < nn; i++)
-                strcat(name, pieces[rand_r(&seed) % 8]);
-            if (pat[0] == '\0')
-                strcpy(pat, "*");
-            struct np_options o;
-            char opt[80], err[512];
-            snprintf(opt, sizeof opt, "threads=%s", pat);
-            ck_assert_int_eq(parse(opt, &o, err, sizeof err), 0);
-            ck_assert_msg(np_globs_match(&o.threads, name) == (fnmatch(pat, name, 0) == 0),
-                          "locale %s: pattern '%s', name '%s': %d, fnmatch says %d", locales[l], pat,
-                          name, np_globs_match(&o.threads, name), fnmatch(pat, name, 0) == 0);
-            np_options_free(&o);
-        }
-    }
-    setlocale(LC_ALL, "C");
-}
-END_TEST
-
-START_TEST(match_custom)
-{
-    struct np_options o;
-    char err[512];
-    ck_assert_int_eq(parse("threads=Tier1-*|Tier2-*", &o, err, sizeof err), 0);
-    ck_assert(np_globs_match(&o.threads, "Tier1-a"));
-    ck_assert(np_globs_match(&o.threads, "Tier2-"));
-    ck_assert(np_globs_match(&o.threads, "Tier2-worker-9"));
-    ck_assert(!np_globs_match(&o.threads, "Tier3-a"));
-    ck_assert(!np_globs_match(&o.threads, "Tier1"));
-    ck_assert(!np_globs_match(&o.threads, "ForkJoinPool-1-worker-3")); /* replaces the default */
-    np_options_free(&o);
-    ck_assert_int_eq(parse("threads=worker-[0-3]|exact", &o, err, sizeof err), 0);
-    ck_assert_int_eq(o.threads.n, 2);
-    ck_assert(np_globs_match(&o.threads, "worker-2"));
-    ck_assert(!np_globs_match(&o.threads, "worker-4"));
-    ck_assert(np_globs_match(&o.threads, "exact"));
-    ck_assert(!np_globs_match(&o.threads, "exact2"));
-    np_options_free(&o);
-}
-END_TEST
-
 START_TEST(help_text)
 {
     const char *h = np_options_help();
@@ -486,11 +410,6 @@ Suite *options_suite(void)
     tcase_add_test(tc, duplicate_key);
     tcase_add_test(tc, too_long);
     tcase_add_test(tc, log_applied_despite_error);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("match");
-    tcase_add_test(tc, match_default);
-    tcase_add_test(tc, match_custom);
-    tcase_add_test(tc, match_star_like_fnmatch);
     tcase_add_test(tc, help_text);
     suite_add_tcase(s, tc);
     return s;

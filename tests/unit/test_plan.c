@@ -1,5 +1,6 @@
-/* np_plan_build on synthetic machines, with expectations worked out by
- * hand from the planner's contract (np_plan.h). */
+/* np_plan: np_plan_build on synthetic machines, with expectations worked
+ * out by hand from the planner's contract (np_plan.h), and the slicing it
+ * is built on (np_split, np_slots). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -15,12 +16,6 @@ struct want {
     int slice, nslices;
 };
 
-static void load(struct np_topo *t, const char *desc)
-{
-    char err[512];
-    ck_assert_msg(np_topo_load(t, NULL, desc, err, sizeof err) == 0, "%s: %s", desc, err);
-}
-
 /* Builds the plan for `groups` and compares every group with w[], and the
  * warnings with the `nwarn` substrings in warn[] (in order). */
 static void expect_plan(const char *desc, int groups, const struct want *w, int nwarn,
@@ -29,7 +24,7 @@ static void expect_plan(const char *desc, int groups, const struct want *w, int 
     struct np_topo t;
     struct np_plan p;
     char a[256], b[256];
-    load(&t, desc);
+    t_load(&t, desc, NULL, NULL);
     ck_assert_msg(np_plan_build(&t, groups, NP_DOMAIN_NODE, &p) == 0, "%s groups=%d: np_plan_build failed", desc, groups);
     ck_assert_int_eq(p.ngroups, groups);
     for (int g = 0; g < groups; g++) {
@@ -84,7 +79,7 @@ START_TEST(warning_groups)
 {
     struct np_topo t;
     struct np_plan p;
-    load(&t, "pack:1 numa:2 core:1 pu:1");
+    t_load(&t, "pack:1 numa:2 core:1 pu:1", NULL, NULL);
     ck_assert_int_eq(np_plan_build(&t, 4, NP_DOMAIN_NODE, &p), 0);
     ck_assert_int_eq(p.nwarnings, 2);
     ck_assert_int_eq(p.warnings[0].first_group, 0);
@@ -187,7 +182,7 @@ START_TEST(four_nodes_smt_many_groups)
 }
 END_TEST
 
-/* The example: one node of two single-threaded cores, two JVMs. */
+/* Two JVMs on one node of two single-threaded cores. */
 START_TEST(one_node_two_cores)
 {
     const char *d = "pack:1 numa:1 core:2 pu:1";
@@ -238,12 +233,106 @@ START_TEST(fewer_cores_far_siblings)
 }
 END_TEST
 
+/* np_split: a run of `total` cut into `parts` contiguous runs, the longer
+ * ones first. */
+START_TEST(split_cuts_longer_runs_first)
+{
+    struct { int total, parts, i, first, count; } c[] = {
+        {10, 3, 0, 0, 4}, {10, 3, 1, 4, 3}, {10, 3, 2, 7, 3},
+        {8, 8, 5, 5, 1},  {4, 2, 1, 2, 2},  {7, 1, 0, 0, 7},
+        {2, 4, 0, 0, 1},  {2, 4, 1, 1, 1},  {2, 4, 2, 2, 0}, {2, 4, 3, 2, 0},
+        {5, 3, 0, 0, 2},  {5, 3, 1, 2, 2},  {5, 3, 2, 4, 1},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        int first = -1, count = -1;
+        np_split(c[k].total, c[k].parts, c[k].i, &first, &count);
+        ck_assert_msg(first == c[k].first && count == c[k].count,
+                      "np_split(%d,%d,%d) = first %d count %d, want %d %d", c[k].total,
+                      c[k].parts, c[k].i, first, count, c[k].first, c[k].count);
+    }
+}
+END_TEST
+
+START_TEST(split_runs_are_contiguous_balanced_and_cover_all)
+{
+    for (int total = 0; total <= 64; total++) {
+        for (int parts = 1; parts <= 20; parts++) {
+            int next = 0, prev = total + 1;
+            for (int i = 0; i < parts; i++) {
+                int first, count;
+                np_split(total, parts, i, &first, &count);
+                ck_assert_msg(first == next, "split(%d,%d,%d): runs not contiguous", total, parts, i);
+                ck_assert_msg(count <= prev, "split(%d,%d,%d): longer run after shorter", total, parts, i);
+                ck_assert_msg(count == total / parts || count == total / parts + 1,
+                              "split(%d,%d,%d): count %d unbalanced", total, parts, i, count);
+                next += count;
+                prev = count;
+            }
+            ck_assert_msg(next == total, "split(%d,%d) covers %d", total, parts, next);
+        }
+    }
+}
+END_TEST
+
+/* The slots' cpulists, joined by spaces. */
+static void slots_str(const struct np_topo *t, const char *cpus, enum np_cpus_mode mode,
+                      char *out, size_t len)
+{
+    hwloc_bitmap_t set = t_bitmap(cpus);
+    hwloc_bitmap_t *slots = NULL;
+    int n = np_slots(t, set, mode, &slots);
+    ck_assert_int_ge(n, 0);
+    size_t o = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char b[256];
+        o += (size_t)snprintf(out + o, len - o, "%s%s", i ? " " : "", t_list(slots[i], b, sizeof b));
+    }
+    np_slots_free(slots, n);
+    hwloc_bitmap_free(set);
+}
+
+/* np_slots: the whole set (cpus=node), whole cores (core), or hardware
+ * threads with the first thread of every core before any second (pu). */
+START_TEST(slots_are_the_set_cores_or_threads_first_of_each_core)
+{
+    static const struct {
+        const char *machine, *cpus;
+        enum np_cpus_mode mode;
+        const char *want;
+    } c[] = {
+        /* Core 0 = PUs 0,1; core 1 = PUs 2,3. */
+        {"pack:1 numa:1 core:2 pu:2", "0-3", NP_CPUS_NODE, "0-3"},
+        {"pack:1 numa:1 core:2 pu:2", "0-3", NP_CPUS_CORE, "0-1 2-3"},
+        {"pack:1 numa:1 core:2 pu:2", "0-3", NP_CPUS_PU, "0 2 1 3"},
+        {"pack:1 numa:1 core:2 pu:2", "1-3", NP_CPUS_CORE, "1 2-3"},
+        {"pack:1 numa:1 core:2 pu:2", "1-3", NP_CPUS_PU, "1 2 3"},
+        {"pack:1 numa:1 core:2 pu:2", "2-3", NP_CPUS_PU, "2 3"},
+        /* SMT siblings numbered far apart, as Linux does on x86. */
+        {"pack:1 numa:1 core:3 pu:2(indexes=0,3,1,4,2,5)", "0-5", NP_CPUS_CORE, "0,3 1,4 2,5"},
+        {"pack:1 numa:1 core:3 pu:2(indexes=0,3,1,4,2,5)", "0-5", NP_CPUS_PU, "0 1 2 3 4 5"},
+        /* SMT4: thread k of every core before thread k+1 of any. */
+        {"pack:1 numa:1 core:2 pu:4", "0-7", NP_CPUS_PU, "0 4 1 5 2 6 3 7"},
+        {"pack:1 numa:1 core:2 pu:4", "0-7", NP_CPUS_CORE, "0-3 4-7"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        struct np_topo t;
+        char s[512];
+        t_load(&t, c[i].machine, NULL, NULL);
+        slots_str(&t, c[i].cpus, c[i].mode, s, sizeof s);
+        ck_assert_msg(strcmp(s, c[i].want) == 0, "%s, cpus %s, cpus=%s: slots %s, want %s",
+                      c[i].machine, c[i].cpus, np_cpus_mode_name(c[i].mode), s, c[i].want);
+        np_topo_destroy(&t);
+    }
+}
+END_TEST
+
 /* np_slots over a set naming CPUs the topology lacks: only real PUs become
- * slots (it used to loop for ever). */
-START_TEST(slots_ignore_missing_cpus)
+ * slots, and it ends. */
+START_TEST(slots_ignore_cpus_the_machine_lacks)
 {
     struct np_topo t;
-    load(&t, "pack:1 numa:1 core:2 pu:2");
+    t_load(&t, "pack:1 numa:1 core:2 pu:2", NULL, NULL);
     hwloc_bitmap_t cpus = t_bitmap("0-4");
     hwloc_bitmap_t *slots;
     int n = np_slots(&t, cpus, NP_CPUS_PU, &slots);
@@ -262,7 +351,7 @@ START_TEST(bad_group_counts)
 {
     struct np_topo t;
     struct np_plan p;
-    load(&t, "pack:1 numa:2 core:1 pu:1");
+    t_load(&t, "pack:1 numa:2 core:1 pu:1", NULL, NULL);
     errno = 0;
     ck_assert_int_eq(np_plan_build(&t, 0, NP_DOMAIN_NODE, &p), -1);
     ck_assert_int_eq(errno, EINVAL);
@@ -294,8 +383,13 @@ Suite *plan_suite(void)
     tcase_add_test(tc, fewer_cores_than_groups);
     tcase_add_test(tc, far_siblings);
     tcase_add_test(tc, fewer_cores_far_siblings);
-    tcase_add_test(tc, slots_ignore_missing_cpus);
     tcase_add_test(tc, bad_group_counts);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("slicing");
+    tcase_add_test(tc, split_cuts_longer_runs_first);
+    tcase_add_test(tc, split_runs_are_contiguous_balanced_and_cover_all);
+    tcase_add_test(tc, slots_are_the_set_cores_or_threads_first_of_each_core);
+    tcase_add_test(tc, slots_ignore_cpus_the_machine_lacks);
     suite_add_tcase(s, tc);
     return s;
 }

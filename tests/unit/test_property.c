@@ -935,8 +935,7 @@ START_TEST(synthetic_all_kinds)
 END_TEST
 
 /* Warnings name L3 caches by their logical index: caches have no OS index
- * (hwloc gives them HWLOC_UNKNOWN_INDEX, printed 4294967295, as before
- * commit 6dfa011). */
+ * (hwloc gives them HWLOC_UNKNOWN_INDEX, which would print as 4294967295). */
 START_TEST(l3_warnings_name_the_cache)
 {
     struct np_topo t;
@@ -1041,27 +1040,11 @@ START_TEST(epyc_nps4_sockets)
 }
 END_TEST
 
-/* Adds a NUMA latency matrix (row i: from node i) to a loaded topology. */
-static void add_matrix(struct np_topo *t, unsigned n, const hwloc_uint64_t *values)
-{
-    hwloc_obj_t objs[16];
-    for (unsigned i = 0; i < n; i++)
-        objs[i] = hwloc_get_obj_by_type(t->topology, HWLOC_OBJ_NUMANODE, i);
-    hwloc_distances_add_handle_t h = hwloc_distances_add_create(
-        t->topology, "test", HWLOC_DISTANCES_KIND_FROM_USER | HWLOC_DISTANCES_KIND_MEANS_LATENCY,
-        0);
-    ck_assert_ptr_nonnull(h);
-    ck_assert_int_eq(hwloc_distances_add_values(t->topology, h, n, objs,
-                                                (hwloc_uint64_t *)values, 0), 0);
-    ck_assert_int_eq(hwloc_distances_add_commit(t->topology, h, 0), 0);
-}
-
 /* With an asymmetric matrix (measured latencies are), a pair of nodes
  * costs both directions: from 1 to 0 is 11 but from 0 to 1 is 40 (51 in
  * all), while 1 and 2 are 20 apart both ways (40).  groups=2 on these
- * three nodes must therefore pair 1 with 2.  Fails as of commit 6dfa011:
- * np_plan.c cluster() grows a cluster from its seed with dist[u * D + seed]
- * only, so the pair {0, 1} costs 11 seeded at 0. */
+ * three nodes must therefore pair 1 with 2 (counting one direction only
+ * would pair 0 with 1, at 11). */
 START_TEST(asymmetric_matrix_counts_both_directions)
 {
     struct np_topo t;
@@ -1069,7 +1052,7 @@ START_TEST(asymmetric_matrix_counts_both_directions)
     static const hwloc_uint64_t d[9] = {10, 40, 40,
                                         11, 10, 20,
                                         40, 20, 10};
-    add_matrix(&t, 3, d);
+    t_add_matrix(t.topology, 3, d);
     const char *nodes[] = {"1-2", "0"};
     expect_groups(&t, 2, NP_DOMAIN_NODE, nodes, NULL, "asymmetric matrix");
     np_topo_destroy(&t);
@@ -1086,7 +1069,7 @@ START_TEST(matrix_beats_numbering)
                                          30, 10, 30, 11,
                                          11, 30, 10, 30,
                                          30, 11, 30, 10};
-    add_matrix(&t, 4, d);
+    t_add_matrix(t.topology, 4, d);
     const char *nodes[] = {"0,2", "1,3"};
     expect_groups(&t, 2, NP_DOMAIN_NODE, nodes, nodes, "matrix 0~2 1~3");
     /* Three groups of four nodes: the nearest pair first, then one each. */
