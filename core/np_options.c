@@ -35,9 +35,11 @@ const char *np_options_help(void)
 "                   to stdout, or appended to FILE (%p: the process id)\n"
 "  report=FILE      at exit, write the placements as JSON to FILE (%p: the\n"
 "                   process id)\n"
-"  dryrun           plan and log, bind nothing\n"
+"  dryrun           plan and log, bind nothing (alone, or =yes|no|true|false)\n"
 "  strict           a failure to apply the plan at start-up stops the JVM\n"
+"                   (alone, or =yes|no|true|false)\n"
 "  help             print this reference; the agent then does nothing\n"
+"                   (alone, or =yes|no|true|false)\n"
 "See numapin-agent(7), or docs/options.md in the source tree.\n";
 }
 

@@ -183,7 +183,7 @@ class BadOptionsTest {
                 bad("log=INFO", "log"),
                 bad("log=info:", "log"),
                 bad("log=:x.log", "log"),
-                bad("dryrun=yes", "dryrun"),
+                bad("dryrun=on", "dryrun"),
                 bad("dryrun=1", "dryrun"),
                 bad("dryrun=maybe", "dryrun"),
                 bad("help=maybe", "help"),
