@@ -62,6 +62,22 @@ struct view {
 static int check(long pid, const struct np_globs *filter, const char *jcmd, bool json,
                  bool kernel_only, const struct view *v);
 
+/* The period of --watch: seconds from 0.1 to 3600.  0, or 2 after one line
+ * and the usage. */
+static int parse_seconds(const char *arg, double *out)
+{
+    char *end;
+    errno = 0;
+    double s = strtod(arg, &end);
+    if (errno != 0 || *end != '\0' || end == arg || !(s >= 0.1 && s <= 3600)) {
+        fprintf(stderr, "numapin check: --watch takes seconds from 0.1 to 3600, not '%s'\n%s", arg,
+                usage);
+        return 2;
+    }
+    *out = s;
+    return 0;
+}
+
 /* "--watch SECONDS": a number right after --watch is its interval when the
  * process id came before it (numapin check PID --watch 2); taken out of
  * argv.  Returns 0, or 2 after a usage error. */
@@ -78,15 +94,8 @@ static int watch_seconds(int *argc, char **argv, struct view *v)
             continue;
         }
         if (strcmp(a, "--watch") == 0 && pid_seen && i + 1 < *argc && argv[i + 1][0] != '-') {
-            char *end;
-            errno = 0;
-            double s = strtod(argv[i + 1], &end);
-            if (errno != 0 || *end != '\0' || end == argv[i + 1] || !(s >= 0.1 && s <= 3600)) {
-                fprintf(stderr, "numapin check: --watch takes seconds from 0.1 to 3600, not '%s'\n%s",
-                        argv[i + 1], usage);
+            if (parse_seconds(argv[i + 1], &v->seconds) != 0)
                 return 2;
-            }
-            v->seconds = s;
             memmove(&argv[i + 1], &argv[i + 2], (size_t)(*argc - i - 2) * sizeof *argv);
             (*argc)--;
             argv[*argc] = NULL;
@@ -121,17 +130,11 @@ int cli_check(int argc, char **argv)
         case 'c': jcmd = optarg; break;
         case 'k': kernel_only = true; break;
         case 's': v.svg = optarg; break;
-        case 'w': {
+        case 'w':
             v.watch = true;
-            char *end;
-            if (optarg != NULL && (v.seconds = strtod(optarg, &end), *end != '\0' || end == optarg ||
-                                   !(v.seconds >= 0.1 && v.seconds <= 3600))) {
-                fprintf(stderr, "numapin check: --watch takes seconds from 0.1 to 3600, not '%s'\n%s",
-                        optarg, usage);
+            if (optarg != NULL && parse_seconds(optarg, &v.seconds) != 0)
                 return 2;
-            }
             break;
-        }
         case 'n':
             if (np_parse_int(optarg, 1, 1000000, &v.count) != 0) {
                 fprintf(stderr, "numapin check: --count takes a number of frames from 1 to 1000000, "
