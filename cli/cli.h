@@ -79,11 +79,13 @@ struct cli_page_input {
 int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenient,
              const struct cli_machine *m, char *err, size_t errlen);
 
-/* Writes data to path whole or not at all: into a new file beside it
- * (mode 0600), synced, then renamed over path.  A symbolic link, a
- * directory or anything but a regular file at path is refused, never
- * followed or replaced.  Returns 0, or -1 with one line in err ("cannot
- * write PATH: the folder DIR does not exist"), nothing left behind. */
+/* Writes data to path whole or not at all, as the agent writes its report
+ * (np_file_out): into a new file beside it (mode 0600), synced, then
+ * renamed over path.  What np_file refuses at path (a symbolic link, a
+ * directory or anything but a regular file, a second hard link, another
+ * user's file in a sticky directory) is refused, never followed or
+ * replaced.  Returns 0, or -1 with one line in err ("cannot write PATH:
+ * the folder DIR does not exist"), nothing left behind. */
 int cli_write_file(const char *path, const char *data, size_t len, char *err, size_t errlen);
 
 /* What a child run by cli_filter gave. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "np_cpulist.h"
+#include "np_file.h"
 
 extern char **environ;
 
@@ -119,63 +120,25 @@ int cli_exe_dir(pid_t pid, char *buf, size_t len)
 
 int cli_write_file(const char *path, const char *data, size_t len, char *err, size_t errlen)
 {
-    const char *slash = strrchr(path, '/');
-    const char *base = slash != NULL ? slash + 1 : path;
-    char dir[PATH_MAX];
-    if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-        snprintf(err, errlen, "cannot write %s: not a file name", path);
-        return -1;
-    }
-    if (slash == NULL)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else if ((size_t)(slash - path) < sizeof dir)
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-    else {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENAMETOOLONG));
-        return -1;
-    }
-    /* The final name is replaced by rename(2), which never follows a link;
-     * a link there is refused rather than silently replaced. */
-    struct stat st;
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "cannot write %s: %s", path,
-                 S_ISLNK(st.st_mode) ? "it is a symbolic link (not replaced)"
-                 : S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file");
-        return -1;
-    }
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dir, base) >= (int)sizeof tmp) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(ENAMETOOLONG));
-        return -1;
-    }
-    int fd = mkostemp(tmp, O_CLOEXEC); /* 0600, O_EXCL: never an existing file */
-    if (fd < 0) {
+    /* As the agent writes its report: np_file_out refuses what np_file
+     * refuses (a symbolic link, anything but a regular file, a second
+     * hard link, another user's file in /tmp), then writes a temporary
+     * file and renames it onto the path. */
+    struct np_file_out f;
+    const char *why = NULL;
+    if (np_file_out_open(&f, path, &why) != 0) {
         int e = errno;
-        struct stat dst;
-        if (e == ENOENT && stat(dir, &dst) != 0)
-            snprintf(err, errlen, "cannot write %s: the folder %s does not exist", path, dir);
+        const char *slash = strrchr(path, '/');
+        if (e == ENOENT && why == NULL)
+            snprintf(err, errlen, "cannot write %s: the folder %.*s does not exist", path,
+                     slash != NULL ? (int)(slash - path) : 1, slash != NULL ? path : ".");
         else
-            snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
+            snprintf(err, errlen, "cannot write %s: %s", path, why != NULL ? why : strerror(e));
         return -1;
     }
-    int e = 0;
-    for (size_t done = 0; done < len && e == 0;) {
-        ssize_t w = write(fd, data + done, len - done);
-        if (w < 0 && errno != EINTR)
-            e = errno;
-        else if (w > 0)
-            done += (size_t)w;
-    }
-    if (e == 0 && fsync(fd) != 0)
-        e = errno;
-    if (close(fd) != 0 && e == 0)
-        e = errno;
-    if (e == 0 && rename(tmp, path) != 0)
-        e = errno;
+    int e = np_file_out_write(&f, data, len);
+    np_file_out_close(&f);
     if (e != 0) {
-        unlink(tmp);
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
         return -1;
     }
