@@ -375,7 +375,7 @@ START_TEST(cpus_core_least_loaded)
      * each placed thread the core with the fewest live placed threads. */
     fake_machine("pack:1 numa:1 core:2 pu:1");
     struct np_agent *a = create("mem=none,cpus=core,log=info:%s", log_path);
-    ck_assert_int_eq(a->nslots, 2);
+    ck_assert_int_eq(np_agent_targets(a)->nslots, 2);
     sem_t placed, end_a;
     sem_init(&placed, 0, 0);
     sem_init(&end_a, 0, 0);
