@@ -303,23 +303,13 @@ void np_agent_summary(struct np_agent *a)
     /* CPUs that placed threads went to: every slot ever used, under these
      * targets and those before. */
     hwloc_bitmap_t used = hwloc_bitmap_alloc();
-    int *slot_used = calloc((size_t)(t->nslots > 0 ? t->nslots : 1), sizeof *slot_used);
     char cpus[1024] = "none";
-    if (used != NULL && slot_used != NULL) {
-        if (t->used_before != NULL)
-            hwloc_bitmap_copy(used, t->used_before);
-        if (!t->none && np_record_plan(a->record) == t->gen) {
-            np_record_slot_used(a->record, slot_used);
-            for (int s = 0; s < t->nslots; s++)
-                if (slot_used[s] > 0 ||
-                    (a->opt.cpus == NP_CPUS_NODE && c.placed + c.would_place > 0))
-                    hwloc_bitmap_or(used, used, t->slots[s]);
-        }
+    if (used != NULL) {
+        np_agent_used_cpus(a, t, used);
         if (!hwloc_bitmap_iszero(used))
             np_cpulist(cpus, sizeof cpus, used);
     }
     hwloc_bitmap_free(used);
-    free(slot_used);
     np_log(NP_LOG_INFO,
            "summary group=%d placed=%d would_place=%d skipped=%d failed=%d mem_failed=%d cpus=%s "
            "drift=%d replans=%u",

@@ -89,18 +89,15 @@ static const struct np_targets *last_with_cpus(const struct np_targets *t)
     return NULL;
 }
 
-/* CPUs placed threads went to under t: its slots with threads in them,
- * and those of before. */
-static void used_cpus(struct np_agent *a, const struct np_targets *t, hwloc_bitmap_t out)
+void np_agent_used_cpus(struct np_agent *a, const struct np_targets *t, hwloc_bitmap_t out)
 {
     if (t->used_before != NULL)
         hwloc_bitmap_or(out, out, t->used_before);
-    if (t->none || np_record_plan(a->record) != t->gen)
+    int *used = t->none ? NULL : calloc((size_t)t->nslots, sizeof *used);
+    if (used == NULL || np_record_slot_used_of(a->record, t->gen, used, t->nslots) != 0) {
+        free(used);
         return;
-    int *used = calloc((size_t)t->nslots, sizeof *used);
-    if (used == NULL)
-        return;
-    np_record_slot_used(a->record, used);
+    }
     struct np_counts c;
     np_record_counts(a->record, &c);
     for (int s = 0; s < t->nslots; s++)
@@ -241,7 +238,7 @@ int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset)
     if (t->used_before == NULL)
         t->used_before = hwloc_bitmap_alloc();
     if (t->used_before != NULL)
-        used_cpus(a, old, t->used_before);
+        np_agent_used_cpus(a, old, t->used_before);
     t->report_plan.plan = t->gen;
     t->report_plan.older = before != NULL ? &before->report_plan : NULL;
     log_replan(a, t, before, cpuset, d->bound);

@@ -25,6 +25,7 @@
 #ifndef NP_DRIFT_H
 #define NP_DRIFT_H
 
+#include <hwloc.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -48,5 +49,9 @@ int np_agent_set_other(struct np_agent *a, const struct np_targets *t, struct np
 
 /* True when tid is a thread of this process. */
 bool np_agent_own_thread(pid_t tid);
+
+/* Adds to out the CPUs placed threads went to under t (its slots that
+ * had threads) and under the targets before it. */
+void np_agent_used_cpus(struct np_agent *a, const struct np_targets *t, hwloc_bitmap_t out);
 
 #endif

@@ -373,6 +373,16 @@ void np_record_slot_used(struct np_record *r, int *out)
     pthread_mutex_unlock(&r->lock);
 }
 
+int np_record_slot_used_of(struct np_record *r, unsigned plan, int *out, int n)
+{
+    pthread_mutex_lock(&r->lock);
+    bool ok = r->plan == plan && r->nslots == n;
+    if (ok)
+        memcpy(out, r->slot_used, (size_t)n * sizeof *out);
+    pthread_mutex_unlock(&r->lock);
+    return ok ? 0 : -1;
+}
+
 void np_record_stats(struct np_record *r, struct np_record_stats *st)
 {
     pthread_mutex_lock(&r->lock);

@@ -141,6 +141,11 @@ void np_record_slot_live(struct np_record *r, int *out);
  * out[0..nslots). */
 void np_record_slot_used(struct np_record *r, int *out);
 
+/* The same, when the slots are those of plan `plan` and there are n of
+ * them: returns 0, or -1 (out unchanged) when the record's plan is
+ * another (a re-plan came between). */
+int np_record_slot_used_of(struct np_record *r, unsigned plan, int *out, int n);
+
 void np_record_stats(struct np_record *r, struct np_record_stats *st);
 
 /* Calls fn on every entry held (live threads, and the most recently ended

@@ -266,7 +266,8 @@ static void lock_checks(void)
     char dir[512], err[1024], p[1100];
     int fd = -1;
 
-    /* Created 0700, lock files 0600, the pid inside. */
+    /* Created 0700, lock files 0600, the holder inside: its pid, named
+     * with its PID namespace. */
     mode_t old = umask(0);
     path_in(dir, sizeof dir, "locks");
     int g = np_autogroup_claim(dir, 2, &fd, err, sizeof err);
@@ -279,10 +280,12 @@ static void lock_checks(void)
     CHECK(lstat(p, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600,
           "the lock file has mode %o, not 0600", (unsigned)(st.st_mode & 07777));
     char *text = slurp(p, NULL);
-    char pid[32];
-    snprintf(pid, sizeof pid, "%d\n", (int)getpid());
-    CHECK(text != NULL && strcmp(text, pid) == 0, "the lock file holds '%s', not the pid",
-          text ? text : "(unreadable)");
+    char pid[160], ns[64];
+    ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    ns[n > 0 ? n : 0] = '\0';
+    snprintf(pid, sizeof pid, "pid=%d pidns=%s\n", (int)getpid(), ns);
+    CHECK(text != NULL && strcmp(text, pid) == 0, "the lock file holds '%s', not '%s'",
+          text ? text : "(unreadable)", pid);
     free(text);
     if (fd >= 0)
         close(fd);
