@@ -35,6 +35,8 @@ class OptionsTest {
                 Arguments.of("threads=a||b", false, "threads", List.of()),
                 Arguments.of("group=0,group=1", false, "group", List.of()),
                 Arguments.of("dryrun=maybe", false, "dryrun", List.of()),
+                Arguments.of("drift=never", false, "drift", List.of("restore", "log")),
+                Arguments.of("lockdir=tmp/locks", false, "lockdir", List.of("absolute path")),
                 // The fake machine has 2 nodes, so 2 groups by default: 0 and 1.
                 Arguments.of("group=2", true, "group", List.of()));
     }
@@ -72,8 +74,8 @@ class OptionsTest {
     void helpPrintsTheReferenceAndTheJvmGoesOn() {
         ChildResult r = ChildJvm.version().options("help").run().assertExit(0);
         String out = r.stdout + r.stderr;
-        for (String key : List.of("group=", "groups=", "threads=", "cpus=", "mem=", "log=", "report=", "dryrun", "strict",
-                "help")) {
+        for (String key : List.of("group=", "groups=", "lockdir=", "threads=", "rescan=", "drift=", "cpus=", "mem=",
+                "log=", "report=", "dryrun", "strict", "help")) {
             assertTrue(out.contains(key), "help does not mention " + key + "\n" + r.describe());
         }
         for (String value : List.of("node", "core", "pu", "preferred", "bind", "interleave", "local", "none")) {
