@@ -120,6 +120,10 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     }
     if (plan != t->gen) /* a re-plan came between: the slot is one of its targets */
         t = np_targets_find(np_agent_targets(a), plan);
+    if (t->none) { /* never: the record's plans all have CPUs */
+        np_record_set(a->record, e, NP_SKIPPED, 0, 0, false, false);
+        return;
+    }
     int ncpus = hwloc_bitmap_weight(t->place_cpus);
     if (live > ncpus)
         np_log(np_once_level(&a->warned_oversubscribed, NP_LOG_WARNING),
@@ -191,6 +195,8 @@ void np_agent_thread_end(struct np_agent *a)
 int np_agent_set_other(struct np_agent *a, const struct np_targets *t, struct np_ref e,
                        int slot, const char *name, pid_t tid, enum np_how how, const char *was)
 {
+    if (t->none)
+        return ENOENT; /* no CPUs to set (the cpuset changed meanwhile) */
     hwloc_const_bitmap_t cpus = np_targets_cpus(t, slot);
     const char *want = np_targets_cpus_str(t, slot);
     char qname[512], got[1024], from[1100] = "";
@@ -236,7 +242,9 @@ static void place_other(struct np_agent *a, struct np_ref e, const char *name, p
     int err = np_agent_set_other(a, t, e, copy.slot, name, tid, how, NULL);
     if (err != 0)
         bind_failed(a, e, name, tid, np_targets_cpus_str(t, copy.slot), err);
-    else if (a->opt.mem != NP_MEM_NONE && !a->opt.dryrun)
+    else
+        np_record_settle(a->record, e);
+    if (err == 0 && a->opt.mem != NP_MEM_NONE && !a->opt.dryrun)
         np_log(np_once_level(&a->told_mem_unchanged, NP_LOG_INFO),
                "threads placed from outside (%s) keep their memory policy: Linux lets only a "
                "thread itself set it", np_how_name(how));

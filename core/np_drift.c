@@ -306,7 +306,9 @@ static int move_threads(struct np_agent *a, struct np_drift *d, const struct np_
     int einval = 0;
     for (int i = 0; i < n; i++) {
         const struct np_live *e = &l[i];
-        if (e->outcome != NP_PLACED || e->plan != t->gen)
+        /* A thread still placing itself is not drift: it checks after it
+         * has placed itself whether a re-plan came meanwhile. */
+        if (e->outcome != NP_PLACED || e->plan != t->gen || !e->settled)
             continue;
         /* An ended thread reads nothing; a thread id the kernel gave
          * to another process since is not touched. */
@@ -319,6 +321,10 @@ static int move_threads(struct np_agent *a, struct np_drift *d, const struct np_
                 np_record_back(a->record, e->ref);
             continue;
         }
+        /* drift=log: a thread left where someone put it is not moved by a
+         * re-plan either. */
+        if (how == NP_HOW_REPLAN && a->opt.drift == NP_DRIFT_LOG && e->drifted)
+            continue;
         char name[512], qname[600], was[1024];
         name_of(a, e->ref, name, sizeof name);
         np_cpulist(was, sizeof was, now);
@@ -332,6 +338,8 @@ static int move_threads(struct np_agent *a, struct np_drift *d, const struct np_
             continue;
         }
         int err = np_agent_set_other(a, t, e->ref, e->slot, name, e->tid, how, was);
+        if (err == ESRCH)
+            continue; /* it ended meanwhile */
         if (err == EINVAL && !einval_is_failure) {
             einval++;
             continue;
@@ -386,7 +394,7 @@ static void check_jvm(struct np_agent *a, struct np_drift *d, const struct np_ta
                 continue;
             if (hwloc_set_proc_cpubind(t->topo->topology, p, t->mine->cpus, HWLOC_CPUBIND_THREAD) == 0)
                 moved++;
-            else
+            else if (errno != ESRCH) /* not ended meanwhile */
                 np_log(np_once_level(&d->warned_jvm, NP_LOG_WARNING),
                        "scope=jvm: cannot put thread tid=%d back on cpus=%s: %s (%s)", (int)p,
                        t->place_cpus_str, strerror(errno), np_errno_name(errno));
@@ -426,7 +434,7 @@ static void refresh_marker(struct np_agent *a, struct np_drift *d)
     if (n > 0 && (m.threads = calloc((size_t)n, sizeof *m.threads)) == NULL)
         n = -1;
     for (int i = 0; i < n; i++) {
-        if (l[i].outcome != NP_PLACED || l[i].plan != t->gen)
+        if (l[i].outcome != NP_PLACED || l[i].plan != t->gen || !l[i].settled)
             continue;
         struct np_marker_thread *mt = &m.threads[m.nthreads++];
         mt->tid = l[i].tid;

@@ -306,11 +306,22 @@ int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcom
     e->mem_errno = mem_errno;
     e->cpu_ok = cpu_ok;
     e->mem_ok = mem_ok;
+    e->settled = true;
     tally(&r->total, e, +1);
     r->total.live += counts_live(e);
     r->changes++;
     pthread_mutex_unlock(&r->lock);
     return 0;
+}
+
+void np_record_settle(struct np_record *r, struct np_ref ref)
+{
+    pthread_mutex_lock(&r->lock);
+    if (current(ref) && !ref.e->settled) {
+        ref.e->settled = true;
+        r->changes++;
+    }
+    pthread_mutex_unlock(&r->lock);
 }
 
 void np_record_end(struct np_record *r, struct np_ref ref)
@@ -493,7 +504,7 @@ int np_record_placed(struct np_record *r, struct np_live **out)
             continue;
         l[k++] = (struct np_live){
             .ref = {e, e->gen}, .tid = e->tid, .outcome = e->outcome, .slot = e->slot,
-            .plan = e->plan, .drift = e->drift, .drifted = e->drifted,
+            .plan = e->plan, .drift = e->drift, .drifted = e->drifted, .settled = e->settled,
         };
     }
     pthread_mutex_unlock(&r->lock);

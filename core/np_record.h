@@ -54,6 +54,7 @@ struct np_entry {
     int mem_errno;
     bool cpu_ok;       /* CPUs read back as placed */
     bool mem_ok;       /* memory policy read back as requested (or none) */
+    bool settled;      /* its placement is done (np_record_set, np_record_settle) */
     int drift;         /* times its CPUs were found not to be what numapin set */
     bool drifted;      /* found so and left so (drift=log), not back since */
     unsigned gen;      /* how many times the entry was reused */
@@ -107,10 +108,14 @@ struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t ti
 /* Live threads placed (or, in a dry run, that would be). */
 int np_record_live(struct np_record *r);
 
-/* Sets an entry's outcome after binding.  Returns 0, or -1 (nothing
- * changed) when the entry was reused. */
+/* Sets an entry's outcome after binding, and marks its placement done.
+ * Returns 0, or -1 (nothing changed) when the entry was reused. */
 int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcome,
                   int cpu_errno, int mem_errno, bool cpu_ok, bool mem_ok);
+
+/* Marks an entry's placement done, as np_record_set does, without
+ * changing its outcome (a thread placed from outside). */
+void np_record_settle(struct np_record *r, struct np_ref ref);
 
 /* The live entry of thread `tid` (e NULL when none). */
 struct np_ref np_record_find_live(struct np_record *r, pid_t tid);
@@ -173,6 +178,7 @@ struct np_live {
     unsigned plan;
     int drift;
     bool drifted;
+    bool settled;      /* placed already: not a thread still placing itself */
 };
 
 /* The live entries whose outcome is NP_PLACED or NP_FAILED, in the order

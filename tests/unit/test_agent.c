@@ -28,18 +28,24 @@ static int saved_stderr = -1, saved_stdout = -1;
 /* The CPUs this process runs on (0-1 here): an unplaced thread keeps them. */
 static char base[256];
 
-/* The CPUs the calling thread may run on, as a cpulist. */
-static void my_cpus(char *buf, size_t len)
+/* The CPUs thread tid (0: the calling thread) may run on, as a cpulist. */
+static const char *cpus_of(pid_t tid, char *buf, size_t len)
 {
     cpu_set_t set;
     CPU_ZERO(&set);
-    ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    ck_assert_int_eq(sched_getaffinity(tid, sizeof set, &set), 0);
     hwloc_bitmap_t b = hwloc_bitmap_alloc();
     for (int i = 0; i < CPU_SETSIZE; i++)
         if (CPU_ISSET(i, &set))
             hwloc_bitmap_set(b, (unsigned)i);
     t_list(b, buf, len);
     hwloc_bitmap_free(b);
+    return buf;
+}
+
+static void my_cpus(char *buf, size_t len)
+{
+    cpus_of(0, buf, len);
 }
 
 static void fake_machine(const char *desc)
@@ -147,7 +153,7 @@ static void *job_main(void *arg)
 /* Runs a whole thread; returns the CPUs it had after thread_start. */
 static void run_thread(struct np_agent *a, const char *name, char *cpus, size_t len)
 {
-    struct job j = {a, name, "", NULL, NULL};
+    struct job j = {a, name, "", NULL, NULL, 0};
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
@@ -382,7 +388,7 @@ START_TEST(cpus_core_least_loaded)
     sem_t placed, end_a;
     sem_init(&placed, 0, 0);
     sem_init(&end_a, 0, 0);
-    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a};
+    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a, 0};
     pthread_t ta;
     ck_assert_int_eq(pthread_create(&ta, NULL, job_main, &ja), 0);
     while (sem_wait(&placed) != 0)
@@ -489,21 +495,6 @@ static void release(struct held *h)
     sem_destroy(&h->end);
 }
 
-/* The CPUs of thread tid, as a cpulist. */
-static const char *cpus_of(pid_t tid, char *buf, size_t len)
-{
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    ck_assert_int_eq(sched_getaffinity(tid, sizeof set, &set), 0);
-    hwloc_bitmap_t b = hwloc_bitmap_alloc();
-    for (int i = 0; i < CPU_SETSIZE; i++)
-        if (CPU_ISSET(i, &set))
-            hwloc_bitmap_set(b, (unsigned)i);
-    t_list(b, buf, len);
-    hwloc_bitmap_free(b);
-    return buf;
-}
-
 /* What an operator's `taskset -p -c CPU TID` does. */
 static void move(pid_t tid, int cpu)
 {
@@ -568,13 +559,32 @@ START_TEST(drift_log_leaves_it)
     move(w.j.tid, 0);
     np_agent_check(a);
     ck_assert_int_eq(drift_total(a), 2);
+    /* A re-plan (the cpuset allows CPU 0 alone: group 1 shares it) moves
+     * the other placed thread, not the one left where it was put. */
+    struct held v;
+    hold(&v, a, "ForkJoinPool-1-worker-2");
+    ck_assert_str_eq(v.j.cpus, "1");
+    cpu_set_t both;
+    CPU_ZERO(&both);
+    CPU_SET(0, &both);
+    CPU_SET(1, &both);
+    ck_assert_int_eq(sched_setaffinity(w.j.tid, sizeof both, &both), 0);
+    np_agent_check(a); /* still away from CPU 1: not noted again */
+    hwloc_bitmap_t zero = t_bitmap("0");
+    ck_assert_int_eq(np_agent_replan(a, zero), 1);
+    hwloc_bitmap_free(zero);
+    ck_assert_str_eq(cpus_of(v.j.tid, cpus, sizeof cpus), "0");
+    ck_assert_str_eq(cpus_of(w.j.tid, cpus, sizeof cpus), "0-1");
+    release(&v);
     release(&w);
     np_agent_destroy(a);
     char *log = slurp(log_path);
     snprintf(line, sizeof line, "[info][numapin] drifted \"ForkJoinPool-1-worker-1\" tid=%d group=1 "
              "node=1 cpus=0 planned=1", (int)w.j.tid);
     ck_assert_int_eq(t_count_lines(log, line), 2);
+    ck_assert_int_eq(t_count_lines(log, "] drifted "), 2);
     ck_assert_int_eq(t_count_lines(log, "how=drift"), 0);
+    ck_assert_int_eq(t_count_lines(log, "how=replan"), 1);
     free(log);
 }
 END_TEST

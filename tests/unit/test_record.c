@@ -471,6 +471,14 @@ START_TEST(replan_moves_live_slots)
     ck_assert_int_eq(l[1].outcome, NP_FAILED);
     ck_assert_int_eq(l[2].tid, 204);
     ck_assert_int_eq(l[3].tid, 206);
+    /* Placement done: once np_record_set (c) or np_record_settle (n) said so. */
+    ck_assert(!l[0].settled);
+    ck_assert(l[1].settled);
+    ck_assert(!l[2].settled);
+    free(l);
+    np_record_settle(r, n);
+    ck_assert_int_eq(np_record_placed(r, &l), 4);
+    ck_assert(l[2].settled);
     free(l);
     (void)s;
     np_record_destroy(r);

@@ -94,6 +94,13 @@ class CpusetTest {
         return Pattern.compile("^\\[\\d+\\.\\d{3}s\\]\\[" + level + "\\]\\[numapin\\] " + rest + "$");
     }
 
+    /** Two workers (Workers 2 HOLD) in cpuset cs, behind the rest of the prefix. */
+    static Launch inCpuset(Cpuset cs, Path hold, String... more) {
+        List<String> prefix = new ArrayList<>(cs.prefix());
+        prefix.addAll(List.of(more));
+        return Launch.program("Workers", "2", hold.toString()).prefix(prefix.toArray(new String[0]));
+    }
+
     static long readyPid(Launch.Running run) {
         return Long.parseLong(run.awaitLine(Pattern.compile("workers-ready pid=(\\d+)"), LIMIT_S).group(1));
     }
@@ -110,8 +117,7 @@ class CpusetTest {
         Path hold = RunLogs.newRunDir().resolve("hold");
         ChildResult r;
         try (Cpuset cs = new Cpuset("0-1")) {
-            Launch.Running run = Launch.program("Workers", "2", hold.toString()).fakeTwoCores()
-                    .prefix(cs.prefix().toArray(new String[0])).options("groups=1,cpus=core," + OPTIONS).start();
+            Launch.Running run = inCpuset(cs, hold).fakeTwoCores().options("groups=1,cpus=core," + OPTIONS).start();
             try {
                 long pid = readyPid(run);
                 await(pid, oneEach(), "placed", run);
@@ -150,8 +156,7 @@ class CpusetTest {
         Path hold = RunLogs.newRunDir().resolve("hold");
         ChildResult r;
         try (Cpuset cs = new Cpuset("0")) {
-            Launch.Running run = Launch.program("Workers", "2", hold.toString()).fakeTwoNodes()
-                    .prefix(cs.prefix().toArray(new String[0])).options("rescan=100").start();
+            Launch.Running run = inCpuset(cs, hold).fakeTwoNodes().options("rescan=100").start();
             try {
                 long pid = readyPid(run);
                 await(pid, all(2, "0"), "placed on node 0", run);
@@ -212,10 +217,7 @@ class CpusetTest {
             for (String c : cpus) {
                 Cpuset cs = new Cpuset(c);
                 sets.add(cs);
-                List<String> prefix = new ArrayList<>(cs.prefix());
-                prefix.addAll(List.of("unshare", "--pid", "--fork", "--mount-proc"));
-                runs.add(Launch.program("Workers", "2", hold.toString()).fakeTwoNodes()
-                        .prefix(prefix.toArray(new String[0]))
+                runs.add(inCpuset(cs, hold, "unshare", "--pid", "--fork", "--mount-proc").fakeTwoNodes()
                         .options("group=auto,lockdir=" + locks + "," + OPTIONS).start());
             }
             for (int i = 0; i < 2; i++) {
