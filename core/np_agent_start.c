@@ -373,6 +373,7 @@ static enum np_status start(struct np_agent *a, const char *options)
         return NP_ERR_RUNTIME;
     }
     a->active = true;
+    np_drift_start(a);
     return NP_OK;
 }
 

@@ -40,12 +40,14 @@ void np_drift_free(struct np_drift *d)
     free(d);
 }
 
-/* The rescan thread's state, made at its first use: the watch, the cpuset
- * the start-up plan was made on, and the start-up binding if narrower.  On
- * this machine's own topology hwloc read the cpuset at load, so that is
- * the start: a change before the first check is seen at once.  A fake
- * topology (HWLOC_SYNTHETIC, HWLOC_XMLFILE) was not restricted by the
- * cgroup at load: the first reading is the start. */
+/* The rescan thread's state: the watch, the cpuset the start-up plan was
+ * made on, and the start-up binding if narrower.  On this machine's own
+ * topology hwloc read the cpuset at load, so that is the start, and the
+ * state is made at the first check (the watch's topology costs nothing at
+ * start-up then).  A fake topology (HWLOC_SYNTHETIC, HWLOC_XMLFILE) was not
+ * restricted by the cgroup at load: the cpuset is read at start-up
+ * (np_drift_start), or a change before the first check would be taken for
+ * the start. */
 static struct np_drift *state(struct np_agent *a)
 {
     if (a->drift != NULL)
@@ -70,6 +72,13 @@ static struct np_drift *state(struct np_agent *a)
         d->bound = hwloc_bitmap_dup(a->topo.allowed);
     a->drift = d;
     return d;
+}
+
+void np_drift_start(struct np_agent *a)
+{
+    if (a->active && a->topo.thissystem && a->opt.rescan_ms != 0 &&
+        strcmp(a->topo.source, "this system") != 0)
+        state(a);
 }
 
 /* A thread's name for the log, quoted ("?" when its entry is gone). */
@@ -110,12 +119,17 @@ void np_agent_used_cpus(struct np_agent *a, const struct np_targets *t, hwloc_bi
  * binding): NULL after a warning when they cannot be built. */
 static struct np_targets *build(struct np_agent *a, struct np_drift *d, hwloc_const_bitmap_t within)
 {
-    char err[1024];
+    char err[1024] = "";
     if (hwloc_bitmap_iszero(within))
         return np_targets_none();
     struct np_topo topo;
-    if (np_topo_load_within(&topo, within, err, sizeof err) != 0)
-        return errno == ENODEV ? np_targets_none() : NULL;
+    if (np_topo_load_within(&topo, within, err, sizeof err) != 0) {
+        if (errno == ENODEV)
+            return np_targets_none(); /* no node has one of those CPUs */
+        np_log(np_once_level(&d->warned_replan, NP_LOG_WARNING),
+               "cannot plan on the cpuset's CPUs: %s; placement stays as it was", err);
+        return NULL;
+    }
     struct np_plan plan;
     if (np_plan_build(&topo, a->opt.groups, a->opt.domain, &plan) != 0) {
         np_log(np_once_level(&d->warned_replan, NP_LOG_WARNING),

@@ -35,6 +35,10 @@ struct np_agent;
 struct np_targets;
 struct np_drift;
 
+/* At the end of start-up, before any callback: reads what the first check
+ * cannot read later (the cpuset at start, on a fake topology). */
+void np_drift_start(struct np_agent *a);
+
 void np_drift_free(struct np_drift *d);
 
 /* Shared with np_agent_place.c. */

@@ -179,6 +179,48 @@ class CpusetTest {
         assertEquals("1", Lines.summary(r).get("replans"), ctx);
     }
 
+    /**
+     * A JVM started bound to CPU 0 (taskset) in a cpuset of CPUs 0-1: the
+     * cpuset narrowed to CPU 1 leaves its group no CPUs (numapin stays
+     * within the binding it was started with, as the kernel keeps a
+     * thread's own mask): one warning, and the workers are where the kernel
+     * puts them; the cpuset widened again gives them CPU 0 back.
+     */
+    @Test
+    void aCpusetThatLeavesTheGroupNoCpusIsOneWarning() throws IOException, InterruptedException {
+        Path hold = RunLogs.newRunDir().resolve("hold");
+        ChildResult r;
+        try (Cpuset cs = new Cpuset("0-1")) {
+            Launch.Running run = inCpuset(cs, hold, "taskset", "-c", "0").fakeTwoNodes().options(OPTIONS).start();
+            try {
+                long pid = readyPid(run);
+                await(pid, all(2, "0"), "placed on node 0", run);
+                cs.cpus("1");
+                run.awaitLine(numapinLine("warning", "the cpuset now allows cpus=1, which leaves group 0 no CPUs "
+                        + "\\(the JVM started bound to cpus=0\\): threads are left where the kernel puts them until "
+                        + "it allows some again"), LIMIT_S);
+                await(pid, all(2, "1"), "left to the kernel", run);
+                cs.cpus("0-1");
+                run.awaitLine(numapinLine("info", "replan group=0 groups=1 domain=node node=0 slice=1/1 cpus=0 "
+                        + "cpus_mode=node cpukind=performance slots=1 mem=none allowed=0-1 was_node=0 was_cpus=0"), LIMIT_S);
+                await(pid, all(2, "0"), "after the cpuset allowed CPU 0 again", run);
+            } finally {
+                Files.createFile(hold);
+            }
+            r = run.finish().assertExit(0);
+        }
+        String ctx = r.describe();
+        assertEquals(1, r.failureWarnings().size(), "one warning\n" + ctx);
+        List<String> log = r.logLines();
+        int back = 0;
+        while (back < log.size() && !log.get(back).contains("] replan ")) {
+            back++;
+        }
+        assertEquals(0, log.subList(0, back).stream().filter(l -> l.contains(" how=")).count(),
+                "no thread moved by numapin while the group had no CPUs\n" + ctx);
+        assertEquals("2", Lines.summary(r).get("replans"), ctx);
+    }
+
     /** The host pid of the java a namespaced launch runs. */
     static long javaPid(Launch.Running run) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(LIMIT_S);
