@@ -12,8 +12,9 @@
  *  - The rescan thread (rescan=MS) lists the running threads every MS ms
  *    and hands each to np_agent_seen with its OS id (HotSpot's VMStructs:
  *    java.lang.Thread.eetop -> JavaThread -> OSThread), which places the
- *    ones renamed to a matching name since they started.  A late attach
- *    does one such pass at once, for the threads already running.
+ *    ones renamed to a matching name since they started; then calls
+ *    np_agent_check (the cpuset, drifted threads, the marker).  A late
+ *    attach does one such pass at once, for the threads already running.
  *  - VMDeath logs the summary and writes the report (report=FILE).
  * Callbacks run concurrently; np_agent locks what they share. */
 #define _GNU_SOURCE
@@ -130,14 +131,17 @@ static void JNICALL rescan_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         if (rescan_stop)
             break;
         (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
-        scan(jvmti, jni, NP_HOW_RESCAN);
+        if (eetop != NULL)
+            scan(jvmti, jni, NP_HOW_RESCAN);
+        np_agent_check(agent); /* cpuset, drift, the marker */
         (*jvmti)->RawMonitorEnter(jvmti, rescan_monitor);
     }
     (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
 }
 
 /* Finds Thread.eetop and HotSpot's tables; starts the rescan thread when
- * rescan= is not 0.  Live phase only. */
+ * rescan= is not 0 (without Thread.eetop it only checks the cpuset and
+ * drift).  Live phase only. */
 static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
@@ -147,7 +151,7 @@ static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
         (*jni)->ExceptionClear(jni);
         eetop = NULL;
     }
-    if (agent->opt.rescan_ms == 0 || eetop == NULL)
+    if (agent->opt.rescan_ms == 0)
         return;
     jvmtiError e = (*jvmti)->CreateRawMonitor(jvmti, "numapin rescan", &rescan_monitor);
     if (e != JVMTI_ERROR_NONE) {
@@ -160,7 +164,8 @@ static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
     if (thread == NULL) {
         (*jni)->ExceptionClear(jni);
         np_log(np_once_level(&warned_jvmti, NP_LOG_WARNING),
-               "cannot create the rescan thread: renamed threads are not placed");
+               "cannot create the rescan thread: renamed threads are not placed, and "
+               "drift and cpuset changes are not followed");
         return;
     }
     e = (*jvmti)->RunAgentThread(jvmti, thread, rescan_main, NULL, JVMTI_THREAD_MIN_PRIORITY);

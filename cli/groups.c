@@ -279,9 +279,9 @@ static void read_log(const char *log, struct result *r)
         if (s != NULL) {
             const char *placed = strstr(s, " placed=");
             const char *cpus = strstr(s, " cpus=");
-            snprintf(r->summary, sizeof r->summary, "%.*s%s",
+            snprintf(r->summary, sizeof r->summary, "%.*s%.*s",
                      placed ? (int)strcspn(placed + 1, " ") + 1 : 0, placed ? placed : "",
-                     cpus ? cpus : "");
+                     cpus ? (int)strcspn(cpus + 1, " ") + 1 : 0, cpus ? cpus : "");
             continue;
         }
         if (strncmp(line, "result ", 7) != 0)

@@ -3,8 +3,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "np_json.h"
 #include "np_log.h"
@@ -131,6 +137,33 @@ static void kernel_name(pid_t pid, pid_t tid, char *buf, size_t len)
     fclose(f);
 }
 
+/* The id of thread `tid` (or the process: tid == pid) in the process's own
+ * PID namespace: the last number of the NSpid line of its status; tid
+ * itself without one (kernels before 4.1, no namespaces). */
+static pid_t ns_id(pid_t pid, pid_t tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    pid_t id = tid;
+    if (f == NULL)
+        return id;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "NSpid:", 6) != 0)
+            continue;
+        for (char *p = line + 6, *stop; *p != '\0' && *p != '\n'; p = stop) {
+            long v = strtol(p, &stop, 10);
+            if (stop == p)
+                break;
+            if (v > 0 && v <= (1L << 30))
+                id = (pid_t)v;
+        }
+        break;
+    }
+    fclose(f);
+    return id;
+}
+
 static const char *jvm_name(const struct np_named *names, int nnames, pid_t tid)
 {
     for (int i = 0; i < nnames; i++)
@@ -163,7 +196,8 @@ static int look_at(const struct np_topo *t, pid_t pid, pid_t tid, const struct n
     if (gone)
         return 1;
     np_topo_home_nodes(t, s->cpus, s->nodes);
-    const char *name = jvm_name(names, nnames, tid);
+    s->ns_tid = ns_id(pid, tid);
+    const char *name = jvm_name(names, nnames, s->ns_tid);
     char kname[64];
     if (name == NULL)
         kernel_name(pid, tid, kname, sizeof kname);
@@ -175,6 +209,7 @@ static int look_at(const struct np_topo *t, pid_t pid, pid_t tid, const struct n
 static void seen_free(struct np_seen *s)
 {
     free(s->name);
+    hwloc_bitmap_free(s->planned);
     hwloc_bitmap_free(s->cpus);
     hwloc_bitmap_free(s->nodes);
 }
@@ -218,6 +253,105 @@ static int memory(pid_t pid, struct np_inspect *c)
     free(line);
     fclose(f);
     return rc;
+}
+
+/* One candidate of /proc/PID/fd: a descriptor whose link names numapin's
+ * marker.  It is opened with O_PATH (which opens no device and blocks on
+ * no FIFO) and checked to be a regular file on tmpfs, as a memfd is,
+ * before it is reopened to be read; and it must be sealed against writing,
+ * so what is read is a version whole.  Returns 0 with *m, or -1. */
+static int read_one(int dirfd, const char *fd_name, struct np_marker *m)
+{
+    int path_fd = openat(dirfd, fd_name, O_PATH | O_CLOEXEC);
+    if (path_fd < 0)
+        return -1;
+    struct stat st;
+    struct statfs sf;
+    int fd = -1, rc = -1;
+    char self[64], *text = NULL;
+    if (fstat(path_fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        st.st_size > NP_MARKER_MAX_BYTES || fstatfs(path_fd, &sf) != 0 ||
+        sf.f_type != TMPFS_MAGIC)
+        goto out;
+    snprintf(self, sizeof self, "/proc/self/fd/%d", path_fd);
+    if ((fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
+        goto out;
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0 || (seals & F_SEAL_WRITE) == 0 || (text = malloc((size_t)st.st_size)) == NULL)
+        goto out;
+    size_t len = 0;
+    while (len < (size_t)st.st_size) {
+        ssize_t r = pread(fd, text + len, (size_t)st.st_size - len, (off_t)len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    rc = len == (size_t)st.st_size ? np_marker_parse(text, len, m) : -1;
+out:
+    free(text);
+    if (fd >= 0)
+        close(fd);
+    close(path_fd);
+    return rc;
+}
+
+/* numapin's marker in process pid (whose own id in its PID namespace is
+ * ns_pid): the newest whole one, when there are several (a refresh in
+ * progress). */
+static enum np_marker_state read_marker(pid_t pid, pid_t ns_pid, struct np_marker *out)
+{
+    char path[64], link[128];
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return NP_MARKER_NONE;
+    enum np_marker_state state = NP_MARKER_NONE;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        ssize_t n = readlinkat(dirfd(d), de->d_name, link, sizeof link - 1);
+        if (n <= 0)
+            continue;
+        link[n] = '\0';
+        if (strcmp(link, NP_MARKER_LINK) != 0)
+            continue;
+        struct np_marker m;
+        memset(&m, 0, sizeof m);
+        if (read_one(dirfd(d), de->d_name, &m) != 0 || m.pid != (long)ns_pid) {
+            if (state == NP_MARKER_NONE)
+                state = NP_MARKER_UNREADABLE;
+            np_marker_free(&m);
+            continue;
+        }
+        if (state == NP_MARKER_FOUND && m.seq <= out->seq) {
+            np_marker_free(&m);
+            continue;
+        }
+        if (state == NP_MARKER_FOUND)
+            np_marker_free(out);
+        *out = m;
+        state = NP_MARKER_FOUND;
+    }
+    closedir(d);
+    return state;
+}
+
+/* Each thread numapin's marker names gets the CPUs numapin set. */
+static int plan_threads(struct np_inspect *c)
+{
+    for (int i = 0; i < c->marker.nthreads; i++) {
+        const struct np_marker_thread *mt = &c->marker.threads[i];
+        for (int k = 0; k < c->nthreads; k++) {
+            struct np_seen *s = &c->threads[k];
+            if (s->ns_tid == mt->tid && s->planned == NULL) {
+                if ((s->planned = hwloc_bitmap_dup(mt->cpus)) == NULL)
+                    return -1;
+                break;
+            }
+        }
+    }
+    return 0;
 }
 
 static int by_tid(const void *a, const void *b)
@@ -274,6 +408,10 @@ int np_inspect_collect(const struct np_topo *t, pid_t pid, const struct np_named
         return -1;
     }
     qsort(c->threads, (size_t)c->nthreads, sizeof *c->threads, by_tid);
+    c->now = (long long)time(NULL);
+    c->marker_state = read_marker(pid, ns_id(pid, pid), &c->marker);
+    if (c->marker_state == NP_MARKER_FOUND && plan_threads(c) != 0)
+        goto oom_closed;
     if (memory(pid, c) != 0) {
         c->memory_errno = errno != 0 ? errno : EIO;
         free(c->node_kb);
@@ -283,6 +421,7 @@ int np_inspect_collect(const struct np_topo *t, pid_t pid, const struct np_named
     return 0;
 oom:
     closedir(d);
+oom_closed:
     np_inspect_free(c);
     snprintf(err, errlen, "out of memory");
     return -1;
@@ -294,7 +433,15 @@ void np_inspect_free(struct np_inspect *c)
         seen_free(&c->threads[i]);
     free(c->threads);
     free(c->node_kb);
+    if (c->marker_state == NP_MARKER_FOUND)
+        np_marker_free(&c->marker);
     memset(c, 0, sizeof *c);
+}
+
+/* A thread numapin placed whose CPUs are not the ones it set. */
+static bool drifted(const struct np_seen *s)
+{
+    return s->planned != NULL && !hwloc_bitmap_isequal(s->cpus, s->planned);
 }
 
 static void print_text(const struct np_inspect *c, const struct np_globs *o, FILE *out)
@@ -313,6 +460,26 @@ static void print_text(const struct np_inspect *c, const struct np_globs *o, FIL
         fprintf(out, "memory unknown: /proc/%d/numa_maps: %s (%s)%s\n", (int)c->pid,
                 strerror(c->memory_errno), np_errno_name(c->memory_errno),
                 c->memory_errno == EACCES ? "; run check as the process's user or root" : "");
+    if (c->marker_state == NP_MARKER_UNREADABLE)
+        fprintf(out, "numapin marker=unreadable\n");
+    if (c->marker_state == NP_MARKER_FOUND) {
+        const struct np_marker *m = &c->marker;
+        int placed = 0, drift = 0;
+        for (int i = 0; i < c->nthreads; i++) {
+            placed += c->threads[i].planned != NULL;
+            drift += drifted(&c->threads[i]);
+        }
+        snprintf(cpus, sizeof cpus, "none");
+        snprintf(nodes, sizeof nodes, "none");
+        if (m->cpus != NULL) {
+            np_cpulist(cpus, sizeof cpus, m->cpus);
+            np_cpulist(nodes, sizeof nodes, m->nodes);
+        }
+        fprintf(out, "numapin group=%d groups=%d replans=%u cpus=%s nodes=%s placed=%d drifted=%d "
+                     "agent_drift=%d age_s=%lld\n",
+                m->group, m->groups, m->plan, cpus, nodes, placed, drift, m->drift,
+                c->now > m->time ? c->now - m->time : 0);
+    }
     for (int i = 0; i < c->nthreads; i++) {
         const struct np_seen *s = &c->threads[i];
         if (o != NULL && !np_globs_match(o, s->name))
@@ -321,9 +488,17 @@ static void print_text(const struct np_inspect *c, const struct np_globs *o, FIL
         np_quote(q, sizeof q, s->name);
         np_cpulist(cpus, sizeof cpus, s->cpus);
         np_cpulist(nodes, sizeof nodes, s->nodes);
-        fprintf(out, "thread %s tid=%d cpus=%s nodes=%s last_cpu=%d last_node=%d%s\n", q, (int)s->tid,
-                cpus, nodes[0] ? nodes : "none", s->last_cpu, s->last_node,
-                s->jvm_name ? "" : " name=kernel");
+        char ns[32] = "", planned[1100] = "";
+        if (s->ns_tid != s->tid)
+            snprintf(ns, sizeof ns, " nstid=%d", (int)s->ns_tid);
+        if (s->planned != NULL) {
+            char p[1024];
+            np_cpulist(p, sizeof p, s->planned);
+            snprintf(planned, sizeof planned, " planned=%s drift=%s", p, drifted(s) ? "yes" : "no");
+        }
+        fprintf(out, "thread %s tid=%d cpus=%s nodes=%s last_cpu=%d last_node=%d%s%s%s\n", q,
+                (int)s->tid, cpus, nodes[0] ? nodes : "none", s->last_cpu, s->last_node, ns,
+                s->jvm_name ? "" : " name=kernel", planned);
     }
     if (o != NULL)
         fprintf(out, "matched threads=%d\n", shown);
@@ -349,6 +524,25 @@ static void print_json(const struct np_inspect *c, const struct np_globs *o, FIL
             }
         np_json_close(&j);
     }
+    if (c->marker_state != NP_MARKER_FOUND) {
+        np_json_null(&j, "numapin");
+        np_json_bool(&j, "numapin_marker_unreadable", c->marker_state == NP_MARKER_UNREADABLE);
+    } else {
+        const struct np_marker *m = &c->marker;
+        char *cpus = m->cpus != NULL ? np_cpulist_dup(m->cpus) : NULL;
+        char *nodes = m->nodes != NULL ? np_cpulist_dup(m->nodes) : NULL;
+        np_json_open(&j, "numapin", '{', false);
+        np_json_int(&j, "group", m->group);
+        np_json_int(&j, "groups", m->groups);
+        np_json_int(&j, "replans", m->plan);
+        np_json_str(&j, "cpus", cpus);
+        np_json_str(&j, "nodes", nodes);
+        np_json_int(&j, "agent_drift", m->drift);
+        np_json_int(&j, "age_s", c->now > m->time ? c->now - m->time : 0);
+        np_json_close(&j);
+        free(cpus);
+        free(nodes);
+    }
     np_json_open(&j, "threads", '[', true);
     for (int i = 0; i < c->nthreads; i++) {
         const struct np_seen *s = &c->threads[i];
@@ -359,10 +553,18 @@ static void print_json(const struct np_inspect *c, const struct np_globs *o, FIL
         np_json_str(&j, "name", s->name);
         np_json_str(&j, "name_from", s->jvm_name ? "jvm" : "kernel");
         np_json_int(&j, "tid", s->tid);
+        np_json_int(&j, "ns_tid", s->ns_tid);
         np_json_str(&j, "cpus", cpus);
         np_json_str(&j, "nodes", nodes);
         np_json_int(&j, "last_cpu", s->last_cpu);
         np_json_int(&j, "last_node", s->last_node);
+        char *planned = s->planned != NULL ? np_cpulist_dup(s->planned) : NULL;
+        np_json_str(&j, "planned", planned);
+        if (s->planned != NULL)
+            np_json_bool(&j, "drift", drifted(s));
+        else
+            np_json_null(&j, "drift");
+        free(planned);
         np_json_close(&j);
         free(cpus);
         free(nodes);

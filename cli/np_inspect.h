@@ -7,7 +7,17 @@
  * process, their kernel names and the memory per node from /proc, which
  * hwloc does not report (the same files ps and numastat read).  Java
  * thread names come from a HotSpot thread dump when the caller has one
- * (np_inspect_parse_dump); the kernel keeps only 15 bytes of a name. */
+ * (np_inspect_parse_dump); the kernel keeps only 15 bytes of a name.
+ *
+ * Thread ids differ between PID namespaces: the caller sees the process
+ * from its own (a host looking into a container), while the JVM's thread
+ * dump and numapin's marker use the JVM's.  Each thread's id in the
+ * process's own namespace is the last one of the NSpid line of its
+ * /proc status; names and the marker are matched by that one.
+ *
+ * When numapin's agent runs in the process, its marker (np_marker.h, an
+ * anonymous file found among /proc/PID/fd) says what CPUs it set for each
+ * placed thread: a thread whose CPUs differ has drifted. */
 #ifndef NP_INSPECT_H
 #define NP_INSPECT_H
 
@@ -16,6 +26,7 @@
 #include <sys/types.h>
 
 #include "np_glob.h"
+#include "np_marker.h"
 #include "np_topo.h"
 
 /* A thread named by the JVM. */
@@ -36,11 +47,20 @@ void np_inspect_named_free(struct np_named *n, int count);
 
 struct np_seen {
     pid_t tid;
+    pid_t ns_tid;           /* the id in the process's own PID namespace */
     char *name;
     bool jvm_name;          /* from the thread dump, else the kernel's */
     hwloc_bitmap_t cpus;    /* CPUs it may run on */
     hwloc_bitmap_t nodes;   /* their home nodes */
     int last_cpu, last_node; /* -1: unknown */
+    hwloc_bitmap_t planned; /* the CPUs numapin set (its marker); NULL: not placed by it */
+};
+
+/* numapin's marker, as np_inspect_collect found it. */
+enum np_marker_state {
+    NP_MARKER_NONE,         /* no numapin agent (or one that left no marker) */
+    NP_MARKER_FOUND,
+    NP_MARKER_UNREADABLE,   /* there, but not readable whole (a note says why) */
 };
 
 struct np_inspect {
@@ -51,6 +71,9 @@ struct np_inspect {
     long long *node_kb;     /* resident memory per node, by OS index; NULL when unknown */
     int nnode_kb;
     int memory_errno;       /* why node_kb is NULL (EACCES: another user's process), or 0 */
+    enum np_marker_state marker_state;
+    struct np_marker marker; /* when NP_MARKER_FOUND */
+    long long now;          /* when looked at, seconds since the epoch */
 };
 
 /* Looks at process `pid` on the machine `t` (loaded as this system).

@@ -2,14 +2,19 @@
  *
  * agent/ turns JVMTI events into these calls; everything else (options,
  * topology, plan, binding, logging, the placement record) happens here, so
- * the whole path is testable without a JVM.  Two halves:
+ * the whole path is testable without a JVM.  Three parts:
  *  - np_agent_start.c: start-up, once (options, topology, plan, what
  *    placed threads get, the start-up lines and advice, scope=jvm);
  *  - np_agent_place.c: placing threads (on their start, from outside),
- *    their end, and the summary and report at exit.
+ *    their end, and the summary and report at exit;
+ *  - np_drift.c: the rescan thread's checks: the process's cpuset
+ *    (re-planning when it changes), placed threads that drifted, the
+ *    marker `numapin check` reads.
  *
  * Threading: np_agent_create runs once, before any callback.  After it the
- * fields below are read-only (the placement record has its own lock);
+ * fields below are read-only (the placement record has its own lock), but
+ * for `targets`, which a re-plan replaces whole (np_targets.h) and
+ * callbacks read with np_agent_targets, and `drift`, the rescan thread's;
  * thread_start, thread_end and seen may run concurrently on any threads.
  */
 #ifndef NP_AGENT_H
@@ -25,6 +30,7 @@
 #include "np_plan.h"
 #include "np_record.h"
 #include "np_report.h"
+#include "np_targets.h"
 #include "np_topo.h"
 
 enum np_status {
@@ -34,40 +40,40 @@ enum np_status {
     NP_ERR_LOADED = 3,    /* another copy of numapin acts in this process */
 };
 
+struct np_drift;
+
 struct np_agent {
     struct np_options opt;
     bool active;                      /* false: help, or disabled by a failure */
     bool late;                        /* loaded into a running JVM (attach) */
     bool jdk_tool;                    /* the JVM runs a tool of the JDK (np_jdk_tool) */
-    struct np_topo topo;
-    struct np_plan plan;
-    const struct np_group_plan *mine; /* this JVM's group */
-    hwloc_bitmap_t place_cpus;        /* the group's CPUs of the chosen cpukind */
-    hwloc_bitmap_t mem_nodes;         /* nodes of placed threads' memory policy */
-    hwloc_bitmap_t *slots;            /* placement slots, per opt.cpus */
-    int nslots;
-    char node_list[256];              /* this group's nodes, cpulist syntax */
-    /* Prepared once, so that placing a thread formats and converts
-     * nothing: the CPU lists as the log shows them, and the memory policy
-     * in the kernel's terms and as the log shows it. */
-    char *place_cpus_str;
-    char **slot_cpus_str;
-    struct np_policy policy;
-    char mem_str[256];
+    struct np_topo topo;              /* the machine as loaded at start-up */
+    /* What placed threads get (np_targets.h): the start-up targets, then
+     * those of each re-plan, published whole; read with np_agent_targets. */
+    struct np_targets *targets;
     /* The loading thread's CPU binding and memory policy: what threads
      * not placed should have, and the start-up binding to advise on. */
     struct np_actual startup;
     bool have_startup;
     int cpus_at_load;                 /* CPUs the JVM could use when numapin loaded */
     struct np_record *record;
-    struct np_report_plan report_plan; /* the plan as the report shows it */
     int lock_fd;                      /* group=auto: the lock held, else -1 */
-    int marker_fd;                    /* np_marker: this copy acts, else -1 */
+    int claim_fd;                     /* np_claim: this copy acts, else -1 */
     struct np_file_out report;        /* report=FILE: checked at start, written at exit */
     char report_path[4096];           /* FILE with %p expanded */
+    /* The rescan thread's own: the cpuset watch, drift and the marker
+     * (np_drift.c); NULL until its first np_agent_check. */
+    struct np_drift *drift;
     np_once warned_cpu, warned_mem, warned_verify, warned_oom, warned_oversubscribed,
         warned_reset, told_mem_unchanged;
 };
+
+/* The current targets: a callback reads them once and uses that copy
+ * throughout (a re-plan may publish others meanwhile). */
+static inline const struct np_targets *np_agent_targets(const struct np_agent *a)
+{
+    return __atomic_load_n(&a->targets, __ATOMIC_ACQUIRE);
+}
 
 /* How the JVM loads numapin. */
 struct np_start {
@@ -81,7 +87,7 @@ struct np_start {
  * JDK's own modules, java.* or jdk.*. */
 bool np_jdk_tool(const char *command);
 
-/* Parses the options, claims the process (np_marker: one copy of numapin
+/* Parses the options, claims the process (np_claim: one copy of numapin
  * acts), loads the topology, plans, and logs the start-up lines.  Returns
  * NP_OK with *out set (possibly inactive), or an error after writing one
  * line (NP_ERR_LOADED: a warning saying which copy acts); on NP_ERR_* *out
@@ -99,7 +105,6 @@ enum np_status np_agent_start(const char *options, const struct np_start *how,
  * loaded again (the JVM loaded the same file twice, so its statics hold
  * the copy that acts) and that this load does nothing. */
 void np_agent_warn_loaded(const char *options);
-
 
 /* What the JVM decided before numapin could act (flags read at VMInit):
  * logs the advice that follows from it. */
@@ -126,6 +131,22 @@ void np_agent_summary(struct np_agent *a);
 
 /* Writes the report (report=FILE) and logs where; once, at exit. */
 void np_agent_report(struct np_agent *a);
+
+/* The rescan thread's periodic work after it has listed the threads
+ * (np_drift.c), every rescan=MS: when the process's cpuset has changed
+ * since the last call, re-plans on it (np_agent_replan); then puts placed
+ * threads whose CPUs are not what numapin set back on them (drift=restore)
+ * or notes them (drift=log); then refreshes the marker that `numapin check`
+ * reads.  Called from one thread only. */
+void np_agent_check(struct np_agent *a);
+
+/* The process may now use the CPUs `cpuset` (its cgroup cpuset, before
+ * the start-up binding is applied to it): plans again on them, publishes
+ * the new targets, and moves the placed threads onto them from outside.
+ * Returns 1 when the targets changed, 0 when the plan for this group is
+ * the same, -1 on failure (logged).  From the rescan thread (or a test),
+ * one caller at a time. */
+int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset);
 
 /* Releases everything; no callback may run during or after it. */
 void np_agent_destroy(struct np_agent *a);

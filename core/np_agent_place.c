@@ -1,23 +1,12 @@
 #define _GNU_SOURCE
 #include "np_agent.h"
+#include "np_drift.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* True when `cpus` is a placement numapin gives: the group's CPUs or a
- * slot. */
-static bool is_placement(const struct np_agent *a, hwloc_const_bitmap_t cpus)
-{
-    if (hwloc_bitmap_isequal(cpus, a->place_cpus))
-        return true;
-    for (int s = 0; s < a->nslots; s++)
-        if (hwloc_bitmap_isequal(cpus, a->slots[s]))
-            return true;
-    return false;
-}
 
 /* A thread's name as the log shows it: quoted, and escaped. */
 static const char *quoted(char *buf, size_t len, const char *name)
@@ -29,15 +18,15 @@ static const char *quoted(char *buf, size_t len, const char *name)
 /* A thread that is not to be placed but was created by a placed one has
  * inherited its CPUs and memory policy: give it the start-up ones back.
  * A binding numapin did not make (the application's own) is left alone. */
-static void skip(struct np_agent *a, const char *name, pid_t tid)
+static void skip(struct np_agent *a, const struct np_targets *t, const char *name, pid_t tid)
 {
     char qname[512];
     const char *reset = "";
     struct np_actual now;
-    if (!a->opt.dryrun && a->have_startup && np_actual_init(&now) == 0) {
-        if (np_read_self(a->topo.topology, &now) == 0 && is_placement(a, now.cpus) &&
-            !hwloc_bitmap_isequal(now.cpus, a->startup.cpus)) {
-            if (np_restore_self(a->topo.topology, &a->startup) == 0)
+    if (!a->opt.dryrun && t->have_unplaced && np_actual_init(&now) == 0) {
+        if (np_read_self(t->topo->topology, &now) == 0 && np_targets_is_placement(t, now.cpus) &&
+            !hwloc_bitmap_isequal(now.cpus, t->unplaced.cpus)) {
+            if (np_restore_self(t->topo->topology, &t->unplaced) == 0)
                 reset = " reset=start-up";
             else
                 np_log(np_once_level(&a->warned_reset, NP_LOG_WARNING),
@@ -67,18 +56,35 @@ static void bind_failed(struct np_agent *a, struct np_ref e, const char *name, p
 }
 
 /* The calling thread's CPUs and memory policy as the log shows them. */
-static void read_back(struct np_agent *a, char *cpus, size_t cpus_len, char *mem, size_t mem_len)
+static void read_back(hwloc_topology_t topo, char *cpus, size_t cpus_len, char *mem, size_t mem_len)
 {
     struct np_actual now;
     snprintf(cpus, cpus_len, "unknown");
     snprintf(mem, mem_len, "unknown");
     if (np_actual_init(&now) != 0)
         return;
-    np_read_self(a->topo.topology, &now);
+    np_read_self(topo, &now);
     if (!hwloc_bitmap_iszero(now.cpus))
         np_cpulist(cpus, cpus_len, now.cpus);
     np_mem_actual_str(mem, mem_len, &now);
     np_actual_destroy(&now);
+}
+
+/* A placed thread whose entry a re-plan moved to newer targets while the
+ * thread was placing itself on `was` (so possibly after the re-plan moved
+ * it): it goes to its entry's CPUs.  Its memory policy stays the one it
+ * just set, as for every thread a re-plan moves. */
+static void follow(struct np_agent *a, struct np_ref e, const struct np_targets *was)
+{
+    struct np_entry copy;
+    if (np_record_copy(a->record, e, &copy) != 0 || copy.plan == was->gen)
+        return;
+    const struct np_targets *t = np_targets_find(np_agent_targets(a), copy.plan);
+    if (t->none)
+        return;
+    struct np_policy keep = {.mode = -1};
+    struct np_bind_result r;
+    np_place_self(t->topo->topology, np_targets_cpus(t, copy.slot), &keep, false, &r);
 }
 
 void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
@@ -86,51 +92,70 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     if (!a->active)
         return;
     char qname[512];
+    const struct np_targets *t = np_agent_targets(a);
     if (!np_globs_match(&a->opt.threads, name)) {
         np_record_add(a->record, name, tid, NP_SKIPPED, false);
-        skip(a, name, tid);
+        skip(a, t, name, tid);
+        return;
+    }
+    if (t->none) {
+        /* Left to the kernel; the rescan places it (from outside) once the
+         * cpuset gives the group CPUs again. */
+        np_record_add(a->record, name, tid, NP_SKIPPED, false);
+        np_log(NP_LOG_DEBUG, "skipped %s tid=%d cpuset=none", quoted(qname, sizeof qname, name),
+               (int)tid);
         return;
     }
     int live, slot;
+    unsigned plan;
     struct np_ref e = np_record_add_live(a->record, name, tid,
                                          a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
-                                         a->opt.cpus != NP_CPUS_NODE, NP_HOW_START, &live, &slot);
+                                         a->opt.cpus != NP_CPUS_NODE, NP_HOW_START, &live, &slot,
+                                         &plan);
     if (e.e == NULL) {
         np_log(np_once_level(&a->warned_oom, NP_LOG_WARNING),
                "out of memory: %s tid=%d is not placed", quoted(qname, sizeof qname, name),
                (int)tid);
         return;
     }
+    if (plan != t->gen) /* a re-plan came between: the slot is one of its targets */
+        t = np_targets_find(np_agent_targets(a), plan);
+    if (t->none) { /* never: the record's plans all have CPUs */
+        np_record_set(a->record, e, NP_SKIPPED, 0, 0, false, false);
+        return;
+    }
     char advice[512];
     bool compute;
-    if (np_advise_oversubscribed(live, hwloc_bitmap_weight(a->place_cpus), name, &compute, advice,
+    if (np_advise_oversubscribed(live, hwloc_bitmap_weight(t->place_cpus), name, &compute, advice,
                                  sizeof advice))
         np_log(np_once_level(&a->warned_oversubscribed, compute ? NP_LOG_WARNING : NP_LOG_INFO),
                "advice: %s", advice);
-    hwloc_const_bitmap_t cpus = slot >= 0 ? a->slots[slot] : a->place_cpus;
-    const char *want_cpus = slot >= 0 ? a->slot_cpus_str[slot] : a->place_cpus_str;
+    hwloc_const_bitmap_t cpus = np_targets_cpus(t, slot);
+    const char *want_cpus = np_targets_cpus_str(t, slot);
     if (a->opt.dryrun) {
         np_log(NP_LOG_INFO, "would-place %s tid=%d group=%d node=%s cpus=%s mem=%s",
-               quoted(qname, sizeof qname, name), (int)tid, a->opt.group, a->node_list,
-               want_cpus, a->mem_str);
+               quoted(qname, sizeof qname, name), (int)tid, a->opt.group, t->node_list,
+               want_cpus, t->mem_str);
         return;
     }
 
     struct np_bind_result r;
-    np_place_self(a->topo.topology, cpus, &a->policy, false, &r);
+    np_place_self(t->topo->topology, cpus, &t->policy, false, &r);
     if (r.cpu_errno != 0) {
         bind_failed(a, e, name, tid, want_cpus, r.cpu_errno);
         return;
     }
     np_record_set(a->record, e, NP_PLACED, 0, r.mem_errno, r.cpu_ok, r.mem_ok);
+    if (np_agent_targets(a)->gen != t->gen)
+        follow(a, e, t);
     bool verified = r.cpu_ok && r.mem_ok;
     bool logged = np_log_enabled(NP_LOG_INFO);
     /* What the thread reads back: the target when it verified, except
      * the policy numapin was told to leave alone (mem=none). */
-    const char *got_cpus = want_cpus, *got_mem = a->mem_str;
+    const char *got_cpus = want_cpus, *got_mem = t->mem_str;
     char got_cpus_buf[1024], got_mem_buf[256];
-    if (!verified || (logged && a->policy.mode < 0)) {
-        read_back(a, got_cpus_buf, sizeof got_cpus_buf, got_mem_buf, sizeof got_mem_buf);
+    if (!verified || (logged && t->policy.mode < 0)) {
+        read_back(t->topo->topology, got_cpus_buf, sizeof got_cpus_buf, got_mem_buf, sizeof got_mem_buf);
         got_cpus = r.cpu_ok ? want_cpus : got_cpus_buf;
         got_mem = got_mem_buf;
     }
@@ -138,20 +163,20 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
         np_log(np_once_level(&a->warned_mem, NP_LOG_WARNING),
                "cannot set memory policy %s for %s tid=%d: %s (%s); placed threads keep their CPUs "
                "and their previous memory policy (repeats are logged at debug level)",
-               a->mem_str, quoted(qname, sizeof qname, name), (int)tid, strerror(r.mem_errno),
+               t->mem_str, quoted(qname, sizeof qname, name), (int)tid, strerror(r.mem_errno),
                np_errno_name(r.mem_errno));
     else if (!verified)
         np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
                "%s tid=%d reads back cpus=%s mem=%s, not the planned cpus=%s mem=%s",
                quoted(qname, sizeof qname, name), (int)tid, got_cpus, got_mem, want_cpus,
-               a->mem_str);
+               t->mem_str);
     if (!logged)
         return;
     char mem_error[64] = "";
     if (r.mem_errno != 0)
         snprintf(mem_error, sizeof mem_error, " mem_error=%s", np_errno_name(r.mem_errno));
     np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=%s%s",
-           quoted(qname, sizeof qname, name), (int)tid, a->opt.group, a->node_list, got_cpus,
+           quoted(qname, sizeof qname, name), (int)tid, a->opt.group, t->node_list, got_cpus,
            got_mem, mem_error);
 }
 
@@ -166,46 +191,62 @@ void np_agent_thread_end(struct np_agent *a)
         np_record_end(a->record, e);
 }
 
-/* Places another, running thread: CPUs only, since Linux sets a memory
- * policy only from the thread itself. */
+int np_agent_set_other(struct np_agent *a, const struct np_targets *t, struct np_ref e,
+                       int slot, const char *name, pid_t tid, enum np_how how, const char *was)
+{
+    if (t->none)
+        return ENOENT; /* no CPUs to set (the cpuset changed meanwhile) */
+    hwloc_const_bitmap_t cpus = np_targets_cpus(t, slot);
+    const char *want = np_targets_cpus_str(t, slot);
+    char qname[512], got[1024], from[1100] = "";
+    quoted(qname, sizeof qname, name);
+    if (was != NULL)
+        snprintf(from, sizeof from, " was=%s", was);
+    if (a->opt.dryrun) {
+        np_log(NP_LOG_INFO, "would-place %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s%s",
+               qname, (int)tid, a->opt.group, t->node_list, want, np_how_name(how), from);
+        return 0;
+    }
+    hwloc_bitmap_t now = hwloc_bitmap_alloc();
+    if (now == NULL)
+        return ENOMEM;
+    if (hwloc_set_proc_cpubind(t->topo->topology, tid, cpus, HWLOC_CPUBIND_THREAD) != 0) {
+        int err = errno != 0 ? errno : EINVAL;
+        hwloc_bitmap_free(now);
+        return err;
+    }
+    hwloc_get_proc_cpubind(t->topo->topology, tid, now, HWLOC_CPUBIND_THREAD);
+    np_cpulist(got, sizeof got, now);
+    if (!hwloc_bitmap_isequal(now, cpus)) {
+        np_record_set(a->record, e, NP_PLACED, 0, 0, false, true);
+        np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
+               "%s tid=%d reads back cpus=%s, not the planned cpus=%s", qname, (int)tid, got, want);
+    }
+    np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s%s", qname,
+           (int)tid, a->opt.group, t->node_list, got, np_how_name(how), from);
+    hwloc_bitmap_free(now);
+    return 0;
+}
+
+/* Places another, running thread that numapin never placed (at attach, or
+ * renamed): CPUs only, since Linux sets a memory policy only from the
+ * thread itself. */
 static void place_other(struct np_agent *a, struct np_ref e, const char *name, pid_t tid,
                         enum np_how how)
 {
     struct np_entry copy;
     if (np_record_copy(a->record, e, &copy) != 0)
         return; /* the thread has ended since */
-    hwloc_const_bitmap_t cpus = copy.slot >= 0 ? a->slots[copy.slot] : a->place_cpus;
-    const char *want = copy.slot >= 0 ? a->slot_cpus_str[copy.slot] : a->place_cpus_str;
-    char qname[512], got[1024];
-    quoted(qname, sizeof qname, name);
-    if (a->opt.dryrun) {
-        np_log(NP_LOG_INFO, "would-place %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s",
-               qname, (int)tid, a->opt.group, a->node_list, want, np_how_name(how));
-        return;
-    }
-    hwloc_bitmap_t now = hwloc_bitmap_alloc();
-    if (now == NULL)
-        return;
-    if (hwloc_set_proc_cpubind(a->topo.topology, tid, cpus, HWLOC_CPUBIND_THREAD) != 0) {
-        int err = errno;
-        bind_failed(a, e, name, tid, want, err);
-    } else {
-        hwloc_get_proc_cpubind(a->topo.topology, tid, now, HWLOC_CPUBIND_THREAD);
-        np_cpulist(got, sizeof got, now);
-        if (!hwloc_bitmap_isequal(now, cpus)) {
-            np_record_set(a->record, e, NP_PLACED, 0, 0, false, true);
-            np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
-                   "%s tid=%d reads back cpus=%s, not the planned cpus=%s", qname, (int)tid, got,
-                   want);
-        }
-        np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s",
-               qname, (int)tid, a->opt.group, a->node_list, got, np_how_name(how));
-        if (a->opt.mem != NP_MEM_NONE)
-            np_log(np_once_level(&a->told_mem_unchanged, NP_LOG_INFO),
-                   "threads placed from outside (%s) keep their memory policy: Linux lets only a "
-                   "thread itself set it", np_how_name(how));
-    }
-    hwloc_bitmap_free(now);
+    const struct np_targets *t = np_targets_find(np_agent_targets(a), copy.plan);
+    int err = np_agent_set_other(a, t, e, copy.slot, name, tid, how, NULL);
+    if (err != 0)
+        bind_failed(a, e, name, tid, np_targets_cpus_str(t, copy.slot), err);
+    else
+        np_record_settle(a->record, e);
+    if (err == 0 && a->opt.mem != NP_MEM_NONE && !a->opt.dryrun)
+        np_log(np_once_level(&a->told_mem_unchanged, NP_LOG_INFO),
+               "threads placed from outside (%s) keep their memory policy: Linux lets only a "
+               "thread itself set it", np_how_name(how));
 }
 
 /* True when tid is a thread of this process: an id read from the JVM's
@@ -217,9 +258,14 @@ static bool own_thread(pid_t tid)
     return access(path, F_OK) == 0;
 }
 
+bool np_agent_own_thread(pid_t tid)
+{
+    return own_thread(tid);
+}
+
 void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how how)
 {
-    if (!a->active || tid <= 0 || !own_thread(tid))
+    if (!a->active || tid <= 0 || np_agent_targets(a)->none || !own_thread(tid))
         return;
     struct np_ref e = np_record_find_live(a->record, tid);
     bool match = np_globs_match(&a->opt.threads, name);
@@ -240,8 +286,9 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how 
     if (how == NP_HOW_RESCAN)
         return;
     int live, slot;
+    unsigned plan;
     e = np_record_add_live(a->record, name, tid, outcome, match && a->opt.cpus != NP_CPUS_NODE, how,
-                           &live, &slot);
+                           &live, &slot, &plan);
     if (e.e == NULL)
         return;
     if (!match) {
@@ -259,20 +306,17 @@ void np_agent_summary(struct np_agent *a)
         return;
     struct np_counts c;
     np_record_counts(a->record, &c);
-    /* CPUs that placed threads went to: every slot ever used. */
+    const struct np_targets *t = np_agent_targets(a);
+    /* CPUs that placed threads went to: every slot ever used, under these
+     * targets and those before. */
     hwloc_bitmap_t used = hwloc_bitmap_alloc();
-    int *slot_used = calloc((size_t)a->nslots, sizeof *slot_used);
     char cpus[1024] = "none";
-    if (used != NULL && slot_used != NULL) {
-        np_record_slot_used(a->record, slot_used);
-        for (int s = 0; s < a->nslots; s++)
-            if (slot_used[s] > 0 || (a->opt.cpus == NP_CPUS_NODE && c.placed + c.would_place > 0))
-                hwloc_bitmap_or(used, used, a->slots[s]);
+    if (used != NULL) {
+        np_agent_used_cpus(a, t, used);
         if (!hwloc_bitmap_iszero(used))
             np_cpulist(cpus, sizeof cpus, used);
     }
     hwloc_bitmap_free(used);
-    free(slot_used);
     /* A log that lost lines (a full disk) cannot be trusted with the
      * summary: it goes to stderr too, saying so. */
     int lost_err;
@@ -283,8 +327,10 @@ void np_agent_summary(struct np_agent *a)
                  np_errno_name(lost_err));
     (lost > 0 ? np_log_both : np_log)(
         NP_LOG_INFO,
-        "summary group=%d placed=%d would_place=%d skipped=%d failed=%d mem_failed=%d cpus=%s%s",
-        a->opt.group, c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, cpus, lost_str);
+        "summary group=%d placed=%d would_place=%d skipped=%d failed=%d mem_failed=%d cpus=%s "
+        "drift=%d replans=%u%s",
+        a->opt.group, c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, cpus, c.drift,
+        t->gen, lost_str);
 }
 
 void np_agent_report(struct np_agent *a)
@@ -296,7 +342,12 @@ void np_agent_report(struct np_agent *a)
     FILE *mem = open_memstream(&text, &len);
     int e = ENOMEM;
     if (mem != NULL) {
-        np_report_json(&a->report_plan, a->record, NP_RECORD_KEEP_ENDED, mem);
+        /* The plan of the latest targets with CPUs (while the cpuset leaves
+         * the group none, the last one it had). */
+        const struct np_targets *t = np_agent_targets(a);
+        while (t->none && t->older != NULL)
+            t = t->older;
+        np_report_json(&t->report_plan, a->record, NP_RECORD_KEEP_ENDED, mem);
         e = fclose(mem) == 0 ? 0 : errno;
     }
     if (e == 0)

@@ -3,8 +3,9 @@
 
 #include "np_autogroup.h"
 #include "np_domains.h"
+#include "np_drift.h"
 #include "np_file.h"
-#include "np_marker.h"
+#include "np_claim.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -79,21 +80,6 @@ static enum np_status runtime_failure(struct np_agent *a, const char *msg)
     return NP_OK;
 }
 
-/* The machine's NUMA nodes, for error messages. */
-static const char *all_nodes(const struct np_agent *a, char *buf, size_t len)
-{
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    buf[0] = '\0';
-    if (set == NULL)
-        return buf;
-    hwloc_obj_t n = NULL;
-    while ((n = hwloc_get_next_obj_by_type(a->topo.topology, HWLOC_OBJ_NUMANODE, n)) != NULL)
-        hwloc_bitmap_set(set, n->os_index);
-    np_cpulist(buf, len, set);
-    hwloc_bitmap_free(set);
-    return buf;
-}
-
 /* The usable nodes of the machine: homes of the usable CPUs. */
 static void usable_nodes(const struct np_agent *a, hwloc_bitmap_t out)
 {
@@ -108,16 +94,17 @@ static void usable_nodes(const struct np_agent *a, hwloc_bitmap_t out)
 static int place_jvm(struct np_agent *a, const struct np_target *t)
 {
     char cpus[1024], mem[256], got_cpus[1024], got_mem[256];
-    np_cpulist(cpus, sizeof cpus, a->mine->cpus);
+    const struct np_group_plan *mine = a->targets->mine;
+    np_cpulist(cpus, sizeof cpus, mine->cpus);
     np_mem_target_str(mem, sizeof mem, t);
     int rc = 0;
-    if (hwloc_set_cpubind(a->topo.topology, a->mine->cpus, HWLOC_CPUBIND_PROCESS) != 0) {
+    if (hwloc_set_cpubind(a->topo.topology, mine->cpus, HWLOC_CPUBIND_PROCESS) != 0) {
         (a->opt.strict ? np_log_fatal : np_log_warning)(
             "scope=jvm: cannot bind the JVM to cpus=%s: %s (%s)%s", cpus, strerror(errno),
             np_errno_name(errno), a->opt.strict ? " (strict: the JVM does not start)" : "");
         return -1;
     }
-    struct np_target whole = {a->mine->cpus, t->nodes, t->mem};
+    struct np_target whole = {mine->cpus, t->nodes, t->mem};
     struct np_actual got;
     struct np_bind_result r;
     if (np_actual_init(&got) != 0)
@@ -136,7 +123,7 @@ static int place_jvm(struct np_agent *a, const struct np_target *t)
         np_log(NP_LOG_WARNING, "scope=jvm: the JVM reads back cpus=%s mem=%s, not cpus=%s mem=%s",
                got_cpus, got_mem, cpus, mem);
     }
-    np_log(NP_LOG_INFO, "jvm group=%d node=%s cpus=%s mem=%s", a->opt.group, a->node_list,
+    np_log(NP_LOG_INFO, "jvm group=%d node=%s cpus=%s mem=%s", a->opt.group, a->targets->node_list,
            got_cpus, got_mem);
     return rc;
 }
@@ -163,15 +150,18 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
     if (facts.cpus_seen <= 0)
         facts.cpus_seen = a->cpus_at_load;
     f = &facts;
+    const struct np_group_plan *mine = np_agent_targets(a)->mine;
+    if (mine == NULL)
+        return; /* the cpuset leaves the group no CPUs */
     hwloc_bitmap_t all = hwloc_bitmap_alloc();
     if (all != NULL) {
         usable_nodes(a, all);
-        if (np_advise_use_numa(f, a->mine->nodes, all, msg, sizeof msg))
-            np_log(f->use_numa == 1 && !hwloc_bitmap_isequal(a->mine->nodes, all)
+        if (np_advise_use_numa(f, mine->nodes, all, msg, sizeof msg))
+            np_log(f->use_numa == 1 && !hwloc_bitmap_isequal(mine->nodes, all)
                        ? NP_LOG_WARNING : NP_LOG_INFO, "advice: %s", msg);
         hwloc_bitmap_free(all);
     }
-    if (np_advise_threads(f, hwloc_bitmap_weight(a->mine->cpus), msg, sizeof msg))
+    if (np_advise_threads(f, hwloc_bitmap_weight(mine->cpus), msg, sizeof msg))
         np_log(NP_LOG_WARNING, "advice: %s", msg);
 }
 
@@ -222,7 +212,7 @@ static enum np_status parse_options(struct np_agent *a, const char *options)
 static void who_am_i(char *buf, size_t len, const char *options)
 {
     char self[4096];
-    snprintf(buf, len, "%s (options '%s')", np_marker_self(self, sizeof self),
+    snprintf(buf, len, "%s (options '%s')", np_claim_self(self, sizeof self),
              options != NULL ? options : "");
 }
 
@@ -237,10 +227,10 @@ static enum np_status claim(struct np_agent *a, const char *options)
 {
     char who[WHO_LEN], other[WHO_LEN];
     who_am_i(who, sizeof who, options);
-    a->marker_fd = np_marker_claim(who, other, sizeof other);
-    if (a->marker_fd != NP_MARKER_TAKEN)
+    a->claim_fd = np_claim_take(who, other, sizeof other);
+    if (a->claim_fd != NP_CLAIM_TAKEN)
         return NP_OK;
-    a->marker_fd = -1;
+    a->claim_fd = -1;
     warn_loaded(who, other);
     return NP_ERR_LOADED;
 }
@@ -249,7 +239,7 @@ void np_agent_warn_loaded(const char *options)
 {
     char who[WHO_LEN], other[WHO_LEN];
     who_am_i(who, sizeof who, options);
-    if (np_marker_read(other, sizeof other) != 0)
+    if (np_claim_read(other, sizeof other) != 0)
         snprintf(other, sizeof other, "another load of this library");
     warn_loaded(who, other);
 }
@@ -282,8 +272,8 @@ static enum np_status open_report(struct np_agent *a)
     return NP_OK;
 }
 
-/* Phase 2: the machine, the plan, and this JVM's group in it. */
-static enum np_status plan(struct np_agent *a)
+/* Phase 2: the machine, the plan (into *p), and this JVM's group in it. */
+static enum np_status plan(struct np_agent *a, struct np_plan *p)
 {
     char err[1024];
     if (np_topo_load(&a->topo, NULL, NULL, err, sizeof err) != 0)
@@ -314,7 +304,7 @@ static enum np_status plan(struct np_agent *a)
             return NP_ERR_OPTIONS;
         }
     }
-    if (np_plan_build(&a->topo, a->opt.groups, a->opt.domain, &a->plan) != 0) {
+    if (np_plan_build(&a->topo, a->opt.groups, a->opt.domain, p) != 0) {
         if (errno == ENOENT)
             snprintf(err, sizeof err, "domain=%s: this machine reports no %s with usable CPUs",
                      np_domain_name(a->opt.domain), np_domain_name(a->opt.domain));
@@ -322,75 +312,59 @@ static enum np_status plan(struct np_agent *a)
             snprintf(err, sizeof err, "cannot plan %d groups: %s", a->opt.groups, strerror(errno));
         return runtime_failure(a, err);
     }
-    if (a->opt.group == NP_GROUP_AUTO) {
-        int g = np_autogroup_claim(NULL, a->opt.groups, &a->lock_fd, err, sizeof err);
-        if (g < 0)
+    if (a->opt.group == NP_GROUP_AUTO && a->opt.groups == 1) {
+        /* One group (a container given one node's CPUs, with groups left
+         * to default): nothing to share, so no lock, and the JVMs of
+         * other containers, which see other CPUs, need not share the
+         * lock directory. */
+        a->opt.group = 0;
+        np_log(NP_LOG_INFO, "auto group=0 groups=1 lock=none");
+    } else if (a->opt.group == NP_GROUP_AUTO) {
+        int g = np_autogroup_claim(a->opt.lock_dir, a->opt.groups, &a->lock_fd, err, sizeof err);
+        if (g < 0) {
+            np_plan_free(p);
             return runtime_failure(a, err);
+        }
         a->opt.group = g;
         np_log(NP_LOG_INFO, "auto group=%d groups=%d", g, a->opt.groups);
     }
-    a->mine = &a->plan.groups[a->opt.group];
     return NP_OK;
 }
 
-/* Phase 3: what placed threads get: CPUs of the chosen kind, the slots
- * cpus=core|pu choose from, and the memory nodes. */
-static enum np_status targets(struct np_agent *a)
+/* Phase 3: what placed threads get (np_targets: CPUs of the chosen kind,
+ * the slots cpus=core|pu choose from, the memory nodes), and the record. */
+static enum np_status targets(struct np_agent *a, struct np_plan *p)
 {
-    char kind[32], nodes[256];
-    if ((a->place_cpus = hwloc_bitmap_alloc()) == NULL ||
-        (a->mem_nodes = hwloc_bitmap_alloc()) == NULL)
-        return runtime_failure(a, "cannot set up placement: out of memory");
-    if (np_plan_kind(&a->topo, a->opt.cpukind, a->mine->cpus, a->place_cpus) != 0) {
-        np_log_fatal("option 'cpukind=%s' names a CPU kind this machine does not have: valid "
-                     "values are performance, efficiency, any, or 0 to %d",
-                     np_cpukind_name(a->opt.cpukind, kind, sizeof kind),
-                     hwloc_cpukinds_get_nr(a->topo.topology, 0) - 1);
+    char err[1024];
+    switch (np_targets_build(&a->opt, &a->topo, p, a->opt.group, &a->targets, err, sizeof err)) {
+    case NP_TARGETS_OK: break;
+    case NP_TARGETS_CPUKIND:
+    case NP_TARGETS_MEMNODE:
+        np_log_fatal("%s", err);
         return NP_ERR_OPTIONS;
+    case NP_TARGETS_NOMEM: return runtime_failure(a, "cannot set up placement: out of memory");
     }
-    if (a->opt.mem_nodes == NULL) {
-        hwloc_bitmap_copy(a->mem_nodes, a->mine->nodes);
-    } else {
-        hwloc_bitmap_list_sscanf(a->mem_nodes, a->opt.mem_nodes);
-        int n;
-        NP_FOREACH(n, a->mem_nodes) {
-            if (hwloc_get_numanode_obj_by_os_index(a->topo.topology, (unsigned)n) == NULL) {
-                np_log_fatal("option 'mem=%s:%s' names node %d, which this machine does not "
-                             "have: valid nodes are %s", np_mem_mode_name(a->opt.mem),
-                             a->opt.mem_nodes, n, all_nodes(a, nodes, sizeof nodes));
-                return NP_ERR_OPTIONS;
-            }
-        }
-    }
-    a->nslots = np_slots(&a->topo, a->place_cpus, a->opt.cpus, &a->slots);
-    if (a->nslots < 0 || (a->record = np_record_create(a->nslots, NP_RECORD_KEEP_ENDED)) == NULL) {
-        a->nslots = 0;
+    if ((a->record = np_record_create(a->targets->nslots, NP_RECORD_KEEP_ENDED)) == NULL)
         return runtime_failure(a, "cannot set up placement: out of memory");
-    }
-    np_cpulist(a->node_list, sizeof a->node_list, a->mine->nodes);
     return NP_OK;
 }
 
 /* Phase 4: what placing a thread needs, done once: the CPU lists and the
- * memory policy as the log shows them, the policy in the kernel's terms. */
-static bool prepare(struct np_agent *a, const struct np_target *t)
+ * memory policy as the log shows them, the policy in the kernel's terms,
+ * and what threads not placed get back. */
+static bool prepare(struct np_agent *a)
 {
-    if (hwloc_bitmap_list_asprintf(&a->place_cpus_str, a->place_cpus) < 0 ||
-        (a->slot_cpus_str = calloc((size_t)a->nslots, sizeof *a->slot_cpus_str)) == NULL ||
-        np_policy_init(&a->policy, t) != 0)
+    struct np_targets *t = a->targets;
+    if (np_targets_prepare(t, &a->opt) != 0)
         return false;
-    for (int s = 0; s < a->nslots; s++)
-        if (hwloc_bitmap_list_asprintf(&a->slot_cpus_str[s], a->slots[s]) < 0)
+    if (a->have_startup) {
+        if (np_actual_init(&t->unplaced) != 0)
             return false;
-    np_mem_target_str(a->mem_str, sizeof a->mem_str, t);
-    a->report_plan = (struct np_report_plan){
-        .group = a->opt.group, .groups = a->opt.groups, .domain = a->opt.domain,
-        .node = a->node_list, .slice = a->mine->slice + 1, .slices = a->mine->nslices,
-        .cpus = a->place_cpus_str, .cpus_mode = a->opt.cpus, .cpukind = a->opt.cpukind,
-        .nslots = a->nslots, .slot_cpus = (const char *const *)a->slot_cpus_str,
-        .mem = a->mem_str, .threads = a->opt.threads.text, .scope = a->opt.scope,
-        .dryrun = a->opt.dryrun,
-    };
+        t->have_unplaced = true;
+        hwloc_bitmap_copy(t->unplaced.cpus, a->startup.cpus);
+        hwloc_bitmap_copy(t->unplaced.mem_nodes, a->startup.mem_nodes);
+        t->unplaced.mem_mode = a->startup.mem_mode;
+    }
     return true;
 }
 
@@ -398,20 +372,21 @@ static bool prepare(struct np_agent *a, const struct np_target *t)
 static void log_plan(struct np_agent *a, const struct np_target *t)
 {
     char line[2048], cpus[1024], mem[256], threads[1024], kind[32];
+    const struct np_targets *g = a->targets;
     np_topo_summary(&a->topo, line, sizeof line);
     np_log(NP_LOG_INFO, "topology %s", line);
-    np_cpulist(cpus, sizeof cpus, a->place_cpus);
+    np_cpulist(cpus, sizeof cpus, g->place_cpus);
     np_mem_target_str(mem, sizeof mem, t);
     np_quote(threads, sizeof threads, a->opt.threads.text);
     np_log(NP_LOG_INFO,
            "plan group=%d groups=%d domain=%s node=%s slice=%d/%d cpus=%s cpus_mode=%s "
            "cpukind=%s slots=%d mem=%s threads=%s dryrun=%s strict=%s",
-           a->opt.group, a->opt.groups, np_domain_name(a->opt.domain), a->node_list,
-           a->mine->slice + 1, a->mine->nslices, cpus, np_cpus_mode_name(a->opt.cpus),
-           np_cpukind_name(a->opt.cpukind, kind, sizeof kind), a->nslots, mem, threads,
+           a->opt.group, a->opt.groups, np_domain_name(a->opt.domain), g->node_list,
+           g->mine->slice + 1, g->mine->nslices, cpus, np_cpus_mode_name(a->opt.cpus),
+           np_cpukind_name(a->opt.cpukind, kind, sizeof kind), g->nslots, mem, threads,
            yesno(a->opt.dryrun), yesno(a->opt.strict));
-    for (int i = 0; i < a->plan.nwarnings; i++) {
-        const struct np_warning *w = &a->plan.warnings[i];
+    for (int i = 0; i < g->plan.nwarnings; i++) {
+        const struct np_warning *w = &g->plan.warnings[i];
         if (a->opt.group >= w->first_group && a->opt.group <= w->last_group)
             np_log(NP_LOG_WARNING, "advice: %s", w->text);
     }
@@ -431,11 +406,13 @@ static enum np_status start(struct np_agent *a, const char *options)
         return st;
     if (a->opt.report_file != NULL && (st = open_report(a)) != NP_OK)
         return st;
-    if ((st = plan(a)) != NP_OK || a->mine == NULL)
+    struct np_plan p;
+    memset(&p, 0, sizeof p);
+    if ((st = plan(a, &p)) != NP_OK || p.groups == NULL)
         return st;
-    if ((st = targets(a)) != NP_OK || a->nslots == 0)
+    if ((st = targets(a, &p)) != NP_OK || a->record == NULL)
         return st;
-    struct np_target t = {a->place_cpus, a->mem_nodes, a->opt.mem};
+    struct np_target t = {a->targets->place_cpus, a->targets->mem_nodes, a->opt.mem};
     log_plan(a, &t);
     advise_at_start(a);
     a->cpus_at_load = a->have_startup ? hwloc_bitmap_weight(a->startup.cpus) : -1;
@@ -458,7 +435,7 @@ static enum np_status start(struct np_agent *a, const char *options)
         a->opt.mem = NP_MEM_NONE;
     }
     t.mem = a->opt.mem;
-    if (!prepare(a, &t))
+    if (!prepare(a))
         return runtime_failure(a, "cannot set up placement: out of memory");
     char err[1024];
     if (a->opt.strict && !a->opt.dryrun && probe(a, &t, err, sizeof err) != 0) {
@@ -466,6 +443,7 @@ static enum np_status start(struct np_agent *a, const char *options)
         return NP_ERR_RUNTIME;
     }
     a->active = true;
+    np_drift_start(a);
     return NP_OK;
 }
 
@@ -488,7 +466,7 @@ static enum np_status create(const char *options, const struct np_start *how, st
         return NP_ERR_RUNTIME;
     }
     a->lock_fd = -1;
-    a->marker_fd = -1;
+    a->claim_fd = -1;
     a->report.dirfd = -1;
     a->late = how->late;
     a->jdk_tool = np_jdk_tool(how->command);
@@ -518,20 +496,13 @@ void np_agent_destroy(struct np_agent *a)
     if (a == NULL)
         return;
     np_file_out_close(&a->report);
-    np_marker_release(a->marker_fd);
+    np_claim_release(a->claim_fd);
+    np_drift_free(a->drift);
     np_record_destroy(a->record);
-    for (int s = 0; a->slot_cpus_str != NULL && s < a->nslots; s++)
-        free(a->slot_cpus_str[s]);
-    free(a->slot_cpus_str);
-    free(a->place_cpus_str);
-    np_policy_destroy(&a->policy);
-    np_slots_free(a->slots, a->nslots > 0 ? a->nslots : 0);
-    hwloc_bitmap_free(a->place_cpus);
-    hwloc_bitmap_free(a->mem_nodes);
+    np_targets_free_all(a->targets);
     np_actual_destroy(&a->startup);
     if (a->lock_fd >= 0)
         close(a->lock_fd); /* the group is free again */
-    np_plan_free(&a->plan);
     np_topo_destroy(&a->topo);
     np_options_free(&a->opt);
     np_log_close();

@@ -66,10 +66,17 @@ int np_autogroup_claim(const char *dir, int groups, int *fd, char *err, size_t e
             return -1;
         }
         if (flock(lfd, LOCK_EX | LOCK_NB) == 0) {
-            /* Who holds it, for people looking: informational only. */
-            char pid[32];
-            int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-            if (ftruncate(lfd, 0) == 0 && pwrite(lfd, pid, (size_t)n, 0) < 0) {
+            /* Who holds it, for people looking: informational only.  The
+             * lock is the flock, which the kernel keeps on the file itself
+             * whatever PID or mount namespace its holder is in; a process
+             * id means something only in its own PID namespace, so that
+             * namespace is named with it, and nothing reads either back. */
+            char holder[160], ns[64];
+            ssize_t k = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+            ns[k > 0 ? k : 0] = '\0';
+            int n = snprintf(holder, sizeof holder, "pid=%ld pidns=%s\n", (long)getpid(),
+                             ns[0] != '\0' ? ns : "unknown");
+            if (ftruncate(lfd, 0) == 0 && pwrite(lfd, holder, (size_t)n, 0) < 0) {
                 /* the lock is what counts */
             }
             close(dfd);

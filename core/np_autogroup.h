@@ -4,10 +4,14 @@
  * free group goes to the first JVM to ask, and a JVM that dies (even by
  * SIGKILL) frees its group at once: the kernel drops its locks.
  *
- * The directory is $XDG_RUNTIME_DIR/numapin when XDG_RUNTIME_DIR is set,
- * else /tmp/numapin-UID.  It must be a real directory (not a symlink),
- * owned by this user, with no access for others; it is created so.  Lock
- * files are opened without following symlinks and created 0600. */
+ * The directory is lockdir= when given, else $XDG_RUNTIME_DIR/numapin when
+ * XDG_RUNTIME_DIR is set, else /tmp/numapin-UID.  It must be a real
+ * directory (not a symlink), owned by this user, with no access for
+ * others; it is created so.  Lock files are opened without following
+ * symlinks and created 0600.  Nothing depends on a process id: JVMs in
+ * different PID and mount namespaces (containers) that share the
+ * directory (one bind-mounted into each, at any path) exclude each other
+ * the same way, since an flock belongs to the file. */
 #ifndef NP_AUTOGROUP_H
 #define NP_AUTOGROUP_H
 

@@ -1,37 +1,88 @@
-/* np_marker: which copy of numapin acts in this process.
+/* np_marker: what the agent set, left where `numapin check` finds it.
  *
- * One process may load numapin twice: the Debian package's agent through
- * JAVA_TOOL_OPTIONS and a build tree's on the command line, or a second
- * jcmd attach.  Each copy is a separate library with its own statics, so
- * the mark is process-wide: an anonymous file (memfd) named
- * "numapin-agent", holding the acting copy's description, which any copy
- * finds among the process's open files.  It dies with the process and is
- * not inherited across exec (close-on-exec).  Copies load one after the
- * other (Agent_OnLoad calls are sequential, attaches are served one at a
- * time), so finding and creating the mark need no lock. */
+ * The agent keeps an anonymous file (memfd_create(2), named
+ * NP_MARKER_NAME) open in the JVM, holding the plan and, for each live
+ * placed thread, its OS id and the CPUs numapin gave it.  `numapin check
+ * PID` finds it among /proc/PID/fd (readable by the process's user and
+ * root only) and compares each thread's CPUs with them: a thread whose
+ * CPUs differ has drifted (a cpuset rewrite, a taskset).  Nothing is
+ * written to a shared directory, nothing survives the JVM, and it is
+ * found from any PID or mount namespace; ids in it are the JVM's own
+ * (the reader maps them through NSpid).
+ *
+ * Each refresh writes a new file whole and seals it (F_SEAL_WRITE and the
+ * rest), then puts it in place of the old one with dup3(2) on the same
+ * descriptor number: a reader gets one version whole, never part of one,
+ * and nobody can change it afterwards.  The text:
+ *
+ *   numapin-marker 1
+ *   pid PID
+ *   seq N
+ *   time UNIX_SECONDS
+ *   group G groups N plan P
+ *   cpus LIST|none nodes LIST|none
+ *   drift N
+ *   thread TID cpus LIST drift N       (one line per live placed thread)
+ *   end N                              (N: seq again)
+ *
+ * A reader must not trust it: np_marker_parse accepts only this shape,
+ * bounded numbers and lists, at most NP_MARKER_MAX_THREADS threads. */
 #ifndef NP_MARKER_H
 #define NP_MARKER_H
 
+#include <hwloc.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
-#define NP_MARKER_TAKEN (-2)
+#define NP_MARKER_NAME "numapin-marker"
+/* What readlink(2) of /proc/PID/fd/N gives for the marker. */
+#define NP_MARKER_LINK "/memfd:" NP_MARKER_NAME " (deleted)"
+#define NP_MARKER_VERSION 1
+#define NP_MARKER_MAX_THREADS (1 << 20)
+#define NP_MARKER_MAX_BYTES (64L << 20)
 
-/* Claims the process for this copy, described by `who` (the library's
- * path and options).  Returns the mark's descriptor (>= 0) when this copy
- * acts, to keep open as long as it does; NP_MARKER_TAKEN when another copy
- * already acts (its description into other); -1 when no mark can be made
- * (this copy acts all the same). */
-int np_marker_claim(const char *who, char *other, size_t len);
+struct np_marker_thread {
+    pid_t tid;            /* in the JVM's PID namespace */
+    hwloc_bitmap_t cpus;  /* the CPUs numapin set */
+    int drift;            /* times the agent found them otherwise */
+};
 
-/* The acting copy's description into other.  Returns 0, or -1 when no
- * copy has marked the process. */
-int np_marker_read(char *other, size_t len);
+struct np_marker {
+    long pid;             /* in the JVM's PID namespace */
+    unsigned long seq;
+    long long time;       /* when written, seconds since the epoch */
+    int group, groups;
+    unsigned plan;        /* re-plans so far */
+    hwloc_bitmap_t cpus;  /* the group's CPUs; NULL: the cpuset leaves it none */
+    hwloc_bitmap_t nodes; /* its nodes; NULL with cpus */
+    int drift;            /* drift the agent found, in all */
+    int nthreads;
+    struct np_marker_thread *threads;
+};
 
-/* Gives the process up (a copy that failed to start): another copy may
- * act.  -1 is ignored. */
-void np_marker_release(int fd);
+/* The marker as text, into *text (free()) of *len bytes.  0, or -1 when
+ * memory runs out. */
+int np_marker_format(const struct np_marker *m, char **text, size_t *len);
 
-/* The path of the library this code is in (dladdr), or "libnumapin.so". */
-const char *np_marker_self(char *buf, size_t len);
+/* Reads text (len bytes, need not be NUL-terminated) into *m.  Returns 0,
+ * or -1 when it is not a marker of this shape (*m is then empty). */
+int np_marker_parse(const char *text, size_t len, struct np_marker *m);
+
+void np_marker_free(struct np_marker *m);
+
+/* The agent's marker file: fd -1 until the first publish. */
+struct np_marker_file {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+};
+
+/* Publishes text as the marker (see above).  Returns 0, or -1 with errno
+ * (memfd_create refused by a seccomp profile, out of memory). */
+int np_marker_publish(struct np_marker_file *f, const char *text, size_t len);
+
+/* Closes the marker file: `numapin check` no longer finds it. */
+void np_marker_close(struct np_marker_file *f);
 
 #endif

@@ -13,6 +13,7 @@ const struct np_names np_scope_names = NAMES("threads", "jvm");
 const struct np_names np_cpus_mode_names = NAMES("node", "core", "pu");
 const struct np_names np_domain_names = NAMES("node", "package", "l3");
 const struct np_names np_mem_mode_names = NAMES("preferred", "bind", "interleave", "local", "none");
+const struct np_names np_drift_mode_names = NAMES("restore", "log");
 static const struct np_names cpukind_names = NAMES("performance", "efficiency", "any");
 
 int np_names_findn(const struct np_names *t, const char *s, size_t len)
@@ -53,6 +54,7 @@ const char *np_scope_name(enum np_scope s) { return name(&np_scope_names, (int)s
 const char *np_cpus_mode_name(enum np_cpus_mode m) { return name(&np_cpus_mode_names, (int)m); }
 const char *np_domain_name(enum np_domain d) { return name(&np_domain_names, (int)d); }
 const char *np_mem_mode_name(enum np_mem_mode m) { return name(&np_mem_mode_names, (int)m); }
+const char *np_drift_mode_name(enum np_drift_mode m) { return name(&np_drift_mode_names, (int)m); }
 
 int np_cpukind_parse(const char *s, int *kind)
 {

@@ -2,7 +2,8 @@
  *
  * What a group is placed on (domain), how a placed thread's CPUs are
  * chosen (cpus), which CPU kind it uses (cpukind), its memory policy
- * (mem), and what numapin places (scope).  Each enum has one table of the
+ * (mem), what numapin places (scope), and what it does when a placed
+ * thread's CPUs drift from what it set (drift).  Each enum has one table of the
  * names users write, read by the agent's option parser, the command-line
  * tool's arguments and every line that prints a mode, so a name is spelled
  * in one place. */
@@ -18,6 +19,10 @@
 enum np_scope { NP_SCOPE_THREADS, NP_SCOPE_JVM };
 
 enum np_cpus_mode { NP_CPUS_NODE, NP_CPUS_CORE, NP_CPUS_PU };
+
+/* A placed thread whose CPUs are found not to be what numapin set: put
+ * back on them, or noted and left. */
+enum np_drift_mode { NP_DRIFT_RESTORE, NP_DRIFT_LOG };
 
 /* What one group is placed on. */
 enum np_domain { NP_DOMAIN_NODE, NP_DOMAIN_PACKAGE, NP_DOMAIN_L3 };
@@ -43,7 +48,7 @@ struct np_names {
 };
 
 extern const struct np_names np_scope_names, np_cpus_mode_names, np_domain_names,
-    np_mem_mode_names;
+    np_mem_mode_names, np_drift_mode_names;
 
 /* The value named `s` (its index in `t`), or -1. */
 int np_names_find(const struct np_names *t, const char *s);
@@ -59,6 +64,7 @@ const char *np_scope_name(enum np_scope s);
 const char *np_cpus_mode_name(enum np_cpus_mode m);
 const char *np_domain_name(enum np_domain d);
 const char *np_mem_mode_name(enum np_mem_mode m);
+const char *np_drift_mode_name(enum np_drift_mode m);
 
 /* cpukind: "performance", "efficiency", "any", or a kind index from 0 to
  * 255.  Returns 0 with *kind set, or -1. */

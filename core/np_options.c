@@ -18,11 +18,16 @@ const char *np_options_help(void)
 "  group=N|auto     this JVM's group index, 0-based (default 0); auto claims the\n"
 "                   lowest group no other JVM of this user holds\n"
 "  groups=N         JVM groups sharing the host (default: NUMA nodes with CPUs)\n"
+"  lockdir=DIR      group=auto's lock files, shared by the JVMs (default\n"
+"                   $XDG_RUNTIME_DIR/numapin, else /tmp/numapin-UID)\n"
 "  threads=GLOB|..  thread names to place, shell globs separated by |\n"
 "                   (default " NP_DEFAULT_THREADS ")\n"
 "  scope=threads|jvm  place the matching threads (default), or the whole JVM too\n"
-"  rescan=MS        look for threads renamed to a matching name every MS ms\n"
-"                   (default 1000; 0: never)\n"
+"  rescan=MS        every MS ms, place threads renamed to a matching name, put\n"
+"                   back placed threads whose CPUs drifted, and re-plan when the\n"
+"                   cpuset changed (default 1000; 0: never)\n"
+"  drift=restore|log  placed threads whose CPUs are no longer what numapin set:\n"
+"                   put back (default), or logged and left as they are\n"
 "  domain=node|package|l3  what a group is placed on (default node)\n"
 "  cpus=node|core|pu  a placed thread gets all CPUs of the group (node, default),\n"
 "                   or the one core or hardware thread holding fewest placed threads\n"
@@ -145,12 +150,12 @@ static int parse_mem(const char *v, struct np_options *o)
 }
 
 enum key {
-    K_GROUP, K_GROUPS, K_THREADS, K_SCOPE, K_RESCAN, K_DOMAIN, K_CPUS, K_CPUKIND, K_MEM, K_LOG,
-    K_REPORT, K_DRYRUN, K_STRICT, K_HELP, K_COUNT
+    K_GROUP, K_GROUPS, K_LOCKDIR, K_THREADS, K_SCOPE, K_RESCAN, K_DRIFT, K_DOMAIN, K_CPUS,
+    K_CPUKIND, K_MEM, K_LOG, K_REPORT, K_DRYRUN, K_STRICT, K_HELP, K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
-    "group", "groups", "threads", "scope", "rescan", "domain", "cpus", "cpukind", "mem", "log",
-    "report", "dryrun", "strict", "help",
+    "group", "groups", "lockdir", "threads", "scope", "rescan", "drift", "domain", "cpus",
+    "cpukind", "mem", "log", "report", "dryrun", "strict", "help",
 };
 static const struct np_names keys = {key_names, K_COUNT};
 
@@ -205,6 +210,18 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
     case K_GROUPS:
         if (np_parse_int(v, 1, NP_MAX_GROUPS, &o->groups) == 0)
             return 0;
+        break;
+    case K_LOCKDIR:
+        if (v[0] == '/' && strlen(v) < 4000) {
+            o->lock_dir = strdup(v);
+            return o->lock_dir != NULL ? 0 : -1;
+        }
+        break;
+    case K_DRIFT:
+        if ((x = np_names_find(&np_drift_mode_names, v)) >= 0) {
+            o->drift = (enum np_drift_mode)x;
+            return 0;
+        }
         break;
     case K_THREADS:
         if (np_globs_parse(v, &o->threads) == 0)
@@ -264,6 +281,8 @@ valid_values:;
     case K_SCOPE: valid = np_names_list(&np_scope_names, 0, names, sizeof names); break;
     case K_RESCAN: valid = "0 (never), or a period in milliseconds from 10 to 3600000"; break;
     case K_GROUPS: valid = "a group count from 1 to 4096"; break;
+    case K_LOCKDIR: valid = "an absolute path (a directory, created if missing)"; break;
+    case K_DRIFT: valid = np_names_list(&np_drift_mode_names, 0, names, sizeof names); break;
     case K_THREADS: valid = NP_GLOBS_VALID; break;
     case K_CPUS: valid = np_names_list(&np_cpus_mode_names, 0, names, sizeof names); break;
     case K_DOMAIN: valid = np_names_list(&np_domain_names, 0, names, sizeof names); break;
@@ -293,6 +312,7 @@ int np_options_parse(const char *s, struct np_options *o, char *err, size_t errl
     o->domain = NP_DOMAIN_NODE;
     o->scope = NP_SCOPE_THREADS;
     o->rescan_ms = NP_DEFAULT_RESCAN_MS;
+    o->drift = NP_DRIFT_RESTORE;
     o->cpukind = NP_CPUKIND_PERFORMANCE;
     o->mem = NP_MEM_PREFERRED;
     err[0] = '\0';
@@ -342,6 +362,7 @@ void np_options_free(struct np_options *o)
 {
     np_globs_free(&o->threads);
     free(o->report_file);
+    free(o->lock_dir);
     free(o->log_file);
     free(o->mem_nodes);
     memset(o, 0, sizeof *o);

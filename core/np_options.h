@@ -1,7 +1,7 @@
 /* np_options: the agent's option string, parsed and validated.
  *
- *   group=N|auto,groups=N,threads=GLOB|GLOB,scope=threads|jvm,rescan=MS,
- *   domain=node|package|l3,
+ *   group=N|auto,groups=N,lockdir=DIR,threads=GLOB|GLOB,scope=threads|jvm,
+ *   rescan=MS,drift=restore|log,domain=node|package|l3,
  *   cpus=node|core|pu,cpukind=performance|efficiency|any|N,
  *   mem=preferred|bind|interleave|local|none[:NODES],log=LEVEL[:FILE],
  *   dryrun,strict,help
@@ -25,9 +25,11 @@
 struct np_options {
     int group;          /* 0-based; default 0; NP_GROUP_AUTO */
     int groups;         /* 0 until set: the number of NUMA nodes with CPUs */
+    char *lock_dir;     /* lockdir=DIR (group=auto), or NULL: the default */
     struct np_globs threads; /* thread names to place */
     enum np_scope scope;
-    int rescan_ms;      /* period of the renamed-thread rescan; 0: off */
+    int rescan_ms;      /* period of the rescan (renamed threads, drift, cpuset); 0: off */
+    enum np_drift_mode drift;
     enum np_domain domain;
     enum np_cpus_mode cpus;
     int cpukind;        /* NP_CPUKIND_* or a kind index */

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "np_record.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,8 @@ struct np_record {
     int nslots;
     int *slot_live;     /* live placed threads per slot */
     int *slot_used;     /* threads ever placed per slot */
+    unsigned plan;      /* the plan the slots are those of */
+    unsigned long changes;
     struct np_entry *by_tid[BUCKETS];
 };
 
@@ -31,6 +34,8 @@ const char *np_how_name(enum np_how how)
     case NP_HOW_START: return "start";
     case NP_HOW_ATTACH: return "attach";
     case NP_HOW_RESCAN: return "rescan";
+    case NP_HOW_DRIFT: return "drift";
+    case NP_HOW_REPLAN: return "replan";
     }
     return "unknown";
 }
@@ -121,6 +126,7 @@ static void end_locked(struct np_record *r, struct np_entry *e, char **drop)
 {
     if (!e->live)
         return;
+    r->changes++;
     r->total.live -= counts_live(e);
     if (e->slot >= 0)
         r->slot_live[e->slot]--;
@@ -207,6 +213,7 @@ static int least_loaded(const struct np_record *r)
 static void take_slot_locked(struct np_record *r, struct np_entry *e)
 {
     if (r->nslots > 0 && e->slot < 0) {
+        e->plan = r->plan;
         e->slot = least_loaded(r);
         r->slot_live[e->slot]++;
         r->slot_used[e->slot]++;
@@ -217,7 +224,8 @@ struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
                             enum np_outcome outcome, bool take_slot)
 {
     int live, slot;
-    return np_record_add_live(r, name, tid, outcome, take_slot, NP_HOW_START, &live, &slot);
+    unsigned plan;
+    return np_record_add_live(r, name, tid, outcome, take_slot, NP_HOW_START, &live, &slot, &plan);
 }
 
 int np_record_live(struct np_record *r)
@@ -230,7 +238,7 @@ int np_record_live(struct np_record *r)
 
 struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
                                  enum np_outcome outcome, bool take_slot, enum np_how how,
-                                 int *live, int *slot)
+                                 int *live, int *slot, unsigned *plan)
 {
     struct np_ref ref = {NULL, 0};
     char *drop = NULL;
@@ -255,7 +263,9 @@ struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t ti
         *e = (struct np_entry){
             .name = copy, .tid = tid, .outcome = outcome, .slot = -1, .live = true, .how = how,
             .cpu_ok = true, .mem_ok = true, .gen = gen, .seq = r->seq++, .next_live = r->by_tid[bucket(tid)],
+            .plan = r->plan, .mem_plan = r->plan,
         };
+        r->changes++;
         copy = old; /* freed below, outside the lock */
         r->by_tid[bucket(tid)] = e;
         tally(&r->total, e, +1);
@@ -266,6 +276,7 @@ struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t ti
         *slot = e->slot;
     }
     *live = r->total.live;
+    *plan = r->plan;
     pthread_mutex_unlock(&r->lock);
     free(copy);
     free(drop);
@@ -295,10 +306,22 @@ int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcom
     e->mem_errno = mem_errno;
     e->cpu_ok = cpu_ok;
     e->mem_ok = mem_ok;
+    e->settled = true;
     tally(&r->total, e, +1);
     r->total.live += counts_live(e);
+    r->changes++;
     pthread_mutex_unlock(&r->lock);
     return 0;
+}
+
+void np_record_settle(struct np_record *r, struct np_ref ref)
+{
+    pthread_mutex_lock(&r->lock);
+    if (current(ref) && !ref.e->settled) {
+        ref.e->settled = true;
+        r->changes++;
+    }
+    pthread_mutex_unlock(&r->lock);
 }
 
 void np_record_end(struct np_record *r, struct np_ref ref)
@@ -333,6 +356,7 @@ int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
             take_slot_locked(r, e);
         tally(&r->total, e, +1);
         r->total.live += counts_live(e);
+        r->changes++;
     }
     pthread_mutex_unlock(&r->lock);
     free(copy);
@@ -360,6 +384,16 @@ void np_record_slot_used(struct np_record *r, int *out)
     pthread_mutex_unlock(&r->lock);
 }
 
+int np_record_slot_used_of(struct np_record *r, unsigned plan, int *out, int n)
+{
+    pthread_mutex_lock(&r->lock);
+    bool ok = r->plan == plan && r->nslots == n;
+    if (ok)
+        memcpy(out, r->slot_used, (size_t)n * sizeof *out);
+    pthread_mutex_unlock(&r->lock);
+    return ok ? 0 : -1;
+}
+
 void np_record_stats(struct np_record *r, struct np_record_stats *st)
 {
     pthread_mutex_lock(&r->lock);
@@ -375,25 +409,150 @@ static int by_seq(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The entries held (free ones aside), or only the live ones, in the order
+ * they were added.  Under the lock; NULL when memory runs out. */
+static struct np_entry **in_order(struct np_record *r, bool live_only, int *n)
+{
+    struct np_entry **order = malloc((size_t)(r->n > 0 ? r->n : 1) * sizeof *order);
+    *n = 0;
+    if (order == NULL)
+        return NULL;
+    for (int i = 0; i < r->n; i++) {
+        struct np_entry *e = entry_at(r, i);
+        if (e->name != NULL && (e->live || !live_only))
+            order[(*n)++] = e;
+    }
+    qsort(order, (size_t)*n, sizeof *order, by_seq);
+    return order;
+}
+
 void np_record_each(struct np_record *r, void (*fn)(const struct np_entry *, void *), void *arg)
 {
     pthread_mutex_lock(&r->lock);
-    struct np_entry **order = malloc((size_t)(r->n > 0 ? r->n : 1) * sizeof *order);
-    int held = 0;
-    for (int i = 0; i < r->n; i++) {
-        struct np_entry *e = entry_at(r, i);
-        if (e->name == NULL)
-            continue; /* free */
-        if (order != NULL)
-            order[held++] = e;
-        else
-            fn(e, arg); /* out of memory: storage order */
-    }
+    int held;
+    struct np_entry **order = in_order(r, false, &held);
     if (order != NULL) {
-        qsort(order, (size_t)held, sizeof *order, by_seq);
         for (int i = 0; i < held; i++)
             fn(order[i], arg);
         free(order);
+    } else {
+        for (int i = 0; i < r->n; i++) /* out of memory: storage order */
+            if (entry_at(r, i)->name != NULL)
+                fn(entry_at(r, i), arg);
     }
     pthread_mutex_unlock(&r->lock);
+}
+
+unsigned np_record_plan(struct np_record *r)
+{
+    pthread_mutex_lock(&r->lock);
+    unsigned plan = r->plan;
+    pthread_mutex_unlock(&r->lock);
+    return plan;
+}
+
+int np_record_replan(struct np_record *r, int nslots, unsigned plan)
+{
+    int *live = calloc(nslots > 0 ? (size_t)nslots : 1, sizeof *live);
+    int *used = calloc(nslots > 0 ? (size_t)nslots : 1, sizeof *used);
+    if (live == NULL || used == NULL) {
+        free(live);
+        free(used);
+        return -1;
+    }
+    pthread_mutex_lock(&r->lock);
+    int n;
+    struct np_entry **order = in_order(r, true, &n);
+    if (order == NULL) {
+        pthread_mutex_unlock(&r->lock);
+        free(live);
+        free(used);
+        return -1;
+    }
+    int *old_live = r->slot_live, *old_used = r->slot_used;
+    r->slot_live = live;
+    r->slot_used = used;
+    r->nslots = nslots;
+    r->plan = plan;
+    for (int i = 0; i < n; i++) {
+        struct np_entry *e = order[i];
+        e->plan = plan;
+        if (e->slot >= 0) {
+            e->slot = -1;
+            take_slot_locked(r, e);
+        }
+    }
+    r->changes++;
+    pthread_mutex_unlock(&r->lock);
+    free(order);
+    free(old_live);
+    free(old_used);
+    return 0;
+}
+
+int np_record_placed(struct np_record *r, struct np_live **out)
+{
+    *out = NULL;
+    pthread_mutex_lock(&r->lock);
+    int n;
+    struct np_entry **order = in_order(r, true, &n);
+    struct np_live *l = order != NULL ? malloc((size_t)(n > 0 ? n : 1) * sizeof *l) : NULL;
+    int k = 0;
+    for (int i = 0; l != NULL && i < n; i++) {
+        struct np_entry *e = order[i];
+        if (e->outcome != NP_PLACED && e->outcome != NP_FAILED)
+            continue;
+        l[k++] = (struct np_live){
+            .ref = {e, e->gen}, .tid = e->tid, .outcome = e->outcome, .slot = e->slot,
+            .plan = e->plan, .drift = e->drift, .drifted = e->drifted, .settled = e->settled,
+        };
+    }
+    pthread_mutex_unlock(&r->lock);
+    free(order);
+    if (l == NULL)
+        return -1;
+    *out = l;
+    return k;
+}
+
+int np_record_drift(struct np_record *r, struct np_ref ref, bool left)
+{
+    pthread_mutex_lock(&r->lock);
+    bool ok = current(ref);
+    if (ok) {
+        ref.e->drift++;
+        ref.e->drifted = left;
+        r->total.drift++;
+        r->changes++;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return ok ? 0 : -1;
+}
+
+void np_record_back(struct np_record *r, struct np_ref ref)
+{
+    pthread_mutex_lock(&r->lock);
+    if (current(ref) && ref.e->drifted) {
+        ref.e->drifted = false;
+        r->changes++;
+    }
+    pthread_mutex_unlock(&r->lock);
+}
+
+int np_record_name(struct np_record *r, struct np_ref ref, char *buf, size_t len)
+{
+    pthread_mutex_lock(&r->lock);
+    bool ok = current(ref) && ref.e->name != NULL;
+    if (ok && len > 0)
+        snprintf(buf, len, "%s", ref.e->name);
+    pthread_mutex_unlock(&r->lock);
+    return ok ? 0 : -1;
+}
+
+unsigned long np_record_changes(struct np_record *r)
+{
+    pthread_mutex_lock(&r->lock);
+    unsigned long c = r->changes;
+    pthread_mutex_unlock(&r->lock);
+    return c;
 }

@@ -20,13 +20,18 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* How numapin saw a thread: on the thread itself at its start, or from
- * another thread, at a late attach or by the periodic rescan. */
-enum np_how { NP_HOW_START, NP_HOW_ATTACH, NP_HOW_RESCAN };
+ * another thread, at a late attach or by the periodic rescan; or why it
+ * set a placed thread's CPUs again from outside: they had drifted from
+ * what numapin set (a cpuset rewrite, a taskset), or the plan changed
+ * with the process's cpuset. */
+enum np_how { NP_HOW_START, NP_HOW_ATTACH, NP_HOW_RESCAN, NP_HOW_DRIFT, NP_HOW_REPLAN };
 
-/* "start", "attach", "rescan": as the log and the report show it. */
+/* "start", "attach", "rescan", "drift", "replan": as the log and the
+ * report show it. */
 const char *np_how_name(enum np_how how);
 
 enum np_outcome {
@@ -40,13 +45,18 @@ struct np_entry {
     char *name;
     pid_t tid;
     enum np_outcome outcome;
-    int slot;          /* index into the group's slots; -1 when none */
+    int slot;          /* index into the slots of plan `plan`; -1 when none */
+    unsigned plan;     /* the plan (np_record_replan) the slot belongs to */
+    unsigned mem_plan; /* the plan whose memory policy the thread set itself */
     bool live;         /* between ThreadStart and ThreadEnd */
     enum np_how how;
     int cpu_errno;
     int mem_errno;
     bool cpu_ok;       /* CPUs read back as placed */
     bool mem_ok;       /* memory policy read back as requested (or none) */
+    bool settled;      /* its placement is done (np_record_set, np_record_settle) */
+    int drift;         /* times its CPUs were found not to be what numapin set */
+    bool drifted;      /* found so and left so (drift=log), not back since */
     unsigned gen;      /* how many times the entry was reused */
     unsigned long seq; /* order of addition, over the record's life */
     struct np_entry *next_live;  /* chain of live entries with the same tid hash */
@@ -62,6 +72,7 @@ struct np_ref {
 /* Totals over every thread ever recorded, and the live placed ones. */
 struct np_counts {
     int placed, would_place, skipped, failed, mem_failed, live;
+    int drift;         /* placed threads found with other CPUs than numapin set */
 };
 
 /* Ended entries kept (for the report) before their entries are reused. */
@@ -89,18 +100,22 @@ struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
 
 /* Like np_record_add (which records NP_HOW_START), saying how numapin saw
  * the thread, and also returning the live count including the new entry
- * in *live and its slot (or -1) in *slot. */
+ * in *live and its slot (or -1) in *slot, a slot of plan *plan. */
 struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
                                  enum np_outcome outcome, bool take_slot, enum np_how how,
-                                 int *live, int *slot);
+                                 int *live, int *slot, unsigned *plan);
 
 /* Live threads placed (or, in a dry run, that would be). */
 int np_record_live(struct np_record *r);
 
-/* Sets an entry's outcome after binding.  Returns 0, or -1 (nothing
- * changed) when the entry was reused. */
+/* Sets an entry's outcome after binding, and marks its placement done.
+ * Returns 0, or -1 (nothing changed) when the entry was reused. */
 int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcome,
                   int cpu_errno, int mem_errno, bool cpu_ok, bool mem_ok);
+
+/* Marks an entry's placement done, as np_record_set does, without
+ * changing its outcome (a thread placed from outside). */
+void np_record_settle(struct np_record *r, struct np_ref ref);
 
 /* The live entry of thread `tid` (e NULL when none). */
 struct np_ref np_record_find_live(struct np_record *r, pid_t tid);
@@ -131,10 +146,61 @@ void np_record_slot_live(struct np_record *r, int *out);
  * out[0..nslots). */
 void np_record_slot_used(struct np_record *r, int *out);
 
+/* The same, when the slots are those of plan `plan` and there are n of
+ * them: returns 0, or -1 (out unchanged) when the record's plan is
+ * another (a re-plan came between). */
+int np_record_slot_used_of(struct np_record *r, unsigned plan, int *out, int n);
+
 void np_record_stats(struct np_record *r, struct np_record_stats *st);
 
 /* Calls fn on every entry held (live threads, and the most recently ended
  * ones), in the order they were added, under the lock. */
 void np_record_each(struct np_record *r, void (*fn)(const struct np_entry *, void *), void *arg);
+
+/* The plan changed (the process's cpuset did): from now on there are
+ * `nslots` slots, those of plan `plan`.  Every live thread that had a slot
+ * gets one of the new ones, the least loaded, in the order they were
+ * added; counts per slot start again.  Ended entries keep the slot of
+ * their own plan.  Returns 0, or -1 (nothing changed) when memory runs
+ * out. */
+int np_record_replan(struct np_record *r, int nslots, unsigned plan);
+
+/* The current plan (0 until the first np_record_replan). */
+unsigned np_record_plan(struct np_record *r);
+
+/* A live thread that numapin placed, or failed to, as np_record_placed
+ * lists them. */
+struct np_live {
+    struct np_ref ref;
+    pid_t tid;
+    enum np_outcome outcome;
+    int slot;
+    unsigned plan;
+    int drift;
+    bool drifted;
+    bool settled;      /* placed already: not a thread still placing itself */
+};
+
+/* The live entries whose outcome is NP_PLACED or NP_FAILED, in the order
+ * they were added: returns how many, with *out allocated (free()), or -1
+ * when memory runs out. */
+int np_record_placed(struct np_record *r, struct np_live **out);
+
+/* Notes that a placed thread's CPUs were found not to be what numapin set:
+ * counted once (per thread and in the totals); `left` marks it as left so
+ * (drift=log) until np_record_back.  Returns 0, or -1 when the entry was
+ * reused. */
+int np_record_drift(struct np_record *r, struct np_ref ref, bool left);
+
+/* A thread marked drifted is on its CPUs again. */
+void np_record_back(struct np_record *r, struct np_ref ref);
+
+/* Copies an entry's name into buf (cut to fit).  Returns 0, or -1 when the
+ * entry was reused. */
+int np_record_name(struct np_record *r, struct np_ref ref, char *buf, size_t len);
+
+/* A number that changes whenever anything in the record does: whoever
+ * shows the record elsewhere (the marker) knows when to show it again. */
+unsigned long np_record_changes(struct np_record *r);
 
 #endif

@@ -28,21 +28,31 @@ struct listing {
     struct np_json *j;
 };
 
+/* The plan of generation `plan`: p or one before it. */
+static const struct np_report_plan *plan_of(const struct np_report_plan *p, unsigned plan)
+{
+    for (const struct np_report_plan *q = p; q != NULL; q = q->older)
+        if (q->plan == plan)
+            return q;
+    return p;
+}
+
 static void entry(const struct np_entry *e, void *arg)
 {
     struct listing *l = arg;
-    const struct np_report_plan *p = l->p;
+    const struct np_report_plan *p = plan_of(l->p, e->plan);
     struct np_json *j = l->j;
     bool placed = e->outcome == NP_PLACED || e->outcome == NP_WOULD_PLACE;
     const char *cpus = !placed ? NULL
                        : e->slot >= 0 && e->slot < p->nslots ? p->slot_cpus[e->slot]
                        : p->cpus;
-    /* The memory policy: set on the thread itself at its start; a thread
+    /* The memory policy: set on the thread itself at its start (under the
+     * plan of then: a thread keeps it when a re-plan moves it); a thread
      * placed from outside keeps its own. */
     const char *mem = !placed ? NULL
                       : e->how != NP_HOW_START ? "unchanged"
                       : e->outcome == NP_PLACED && !e->mem_ok ? NULL
-                      : p->mem;
+                      : plan_of(l->p, e->mem_plan)->mem;
     np_json_open(j, NULL, '{', false);
     np_json_str(j, "name", e->name);
     np_json_int(j, "tid", e->tid);
@@ -58,6 +68,7 @@ static void entry(const struct np_entry *e, void *arg)
         np_json_null(j, "verified");
     np_json_str(j, "cpu_error", error_name(e->cpu_errno));
     np_json_str(j, "mem_error", error_name(e->mem_errno));
+    np_json_int(j, "drift", e->drift);
     np_json_close(j);
 }
 
@@ -87,6 +98,7 @@ void np_report_json(const struct np_report_plan *p, struct np_record *r, int kee
     np_json_str(&j, "threads", p->threads);
     np_json_str(&j, "scope", np_scope_name(p->scope));
     np_json_bool(&j, "dryrun", p->dryrun);
+    np_json_int(&j, "replans", p->plan);
     np_json_close(&j);
     np_json_open(&j, "totals", '{', false);
     np_json_int(&j, "placed", c.placed);
@@ -95,6 +107,7 @@ void np_report_json(const struct np_report_plan *p, struct np_record *r, int kee
     np_json_int(&j, "failed", c.failed);
     np_json_int(&j, "mem_failed", c.mem_failed);
     np_json_int(&j, "live", c.live);
+    np_json_int(&j, "drift", c.drift);
     np_json_close(&j);
     np_json_int(&j, "ended_kept", keep_ended);
     np_json_open(&j, "threads", '[', true);

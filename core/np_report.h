@@ -32,6 +32,11 @@ struct np_report_plan {
     const char *threads;            /* the thread globs as given */
     enum np_scope scope;
     bool dryrun;
+    /* The plan's generation: 0 at start-up, one more each time the
+     * process's cpuset changed it; and the plan before it (NULL at 0),
+     * whose slots the threads that ended under it refer to. */
+    unsigned plan;
+    const struct np_report_plan *older;
 };
 
 /* Writes the report to out.  Takes the record's lock while it lists the

@@ -9,9 +9,11 @@
 
 static int fail(struct np_topo *t, char *err, size_t errlen, const char *what)
 {
+    int e = errno;
     snprintf(err, errlen, "cannot load the topology (%s): %s: %s", t->source, what,
-             strerror(errno));
+             strerror(e));
     np_topo_destroy(t);
+    errno = e;
     return -1;
 }
 
@@ -179,8 +181,11 @@ static void warn_foreign_cpus(struct np_topo *t)
     hwloc_bitmap_free(missing);
 }
 
-int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
-                 char *err, size_t errlen)
+/* Loads the topology; the usable CPUs are hwloc's allowed ones within
+ * `within`, or with within NULL within the process's binding (when it
+ * meets them at all). */
+static int load(struct np_topo *t, const char *xml, const char *synthetic,
+                hwloc_const_bitmap_t within, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     if (xml != NULL)
@@ -221,7 +226,9 @@ int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
     t->allowed = hwloc_bitmap_dup(hwloc_topology_get_allowed_cpuset(t->topology));
     if (t->allowed == NULL)
         return fail(t, err, errlen, "out of memory");
-    if (t->thissystem) {
+    if (within != NULL) {
+        hwloc_bitmap_and(t->allowed, t->allowed, within);
+    } else if (t->thissystem) {
         hwloc_bitmap_t bound = hwloc_bitmap_alloc();
         if (bound != NULL &&
             hwloc_get_cpubind(t->topology, bound, HWLOC_CPUBIND_PROCESS) == 0 &&
@@ -239,6 +246,17 @@ int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
         return fail(t, err, errlen, "no NUMA node has a CPU this process may use");
     }
     return 0;
+}
+
+int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
+                 char *err, size_t errlen)
+{
+    return load(t, xml, synthetic, NULL, err, errlen);
+}
+
+int np_topo_load_within(struct np_topo *t, hwloc_const_bitmap_t within, char *err, size_t errlen)
+{
+    return load(t, NULL, NULL, within, err, errlen);
 }
 
 static void free_homes(struct np_topo *t)

@@ -45,6 +45,13 @@ struct np_topo {
 int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
                  char *err, size_t errlen);
 
+/* Loads the topology from hwloc's defaults, as np_topo_load does, for a
+ * process whose cpuset changed since it started: the usable CPUs are
+ * hwloc's allowed cpuset intersected with `within` (not with the current
+ * binding, which numapin's own placements narrowed).  Returns 0, or -1
+ * with a message in err and errno ENODEV when no node has a usable CPU. */
+int np_topo_load_within(struct np_topo *t, hwloc_const_bitmap_t within, char *err, size_t errlen);
+
 void np_topo_destroy(struct np_topo *t);
 
 /* Narrows the usable CPUs to `cpus`, as a cgroup cpuset would, and

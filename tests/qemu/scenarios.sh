@@ -670,3 +670,179 @@ has_warning_in() { # has_warning_in LOG TEXT
     w=$(grep '\]\[warning\]\[numapin\]' "$1" 2>/dev/null | grep -i "$2" | head -1)
     if [ -n "$w" ]; then ok "warning logged: ${w#*numapin\] }"; else fail "no warning matching '$2' in $1"; fi
 }
+
+# ---- cpusets that change under a running JVM (cgroup v2) ------------------------
+
+# This kernel (Debian's 6.1) sets every task of a cgroup to its new cpuset
+# when the cpuset's CPUs change, forgetting each thread's own
+# sched_setaffinity (kernels from 6.2 keep it): kubelet and NRI plugins
+# rewriting a pod's cpuset unpin its threads.
+CG=/sys/fs/cgroup
+
+# cgroup2: cgroup v2 mounted, the cpuset controller given to children
+cgroup2() {
+    if ! grep -q " $CG cgroup2 " /proc/mounts; then
+        mkdir -p $CG && mount -t cgroup2 none $CG || { fail "cannot mount cgroup2 on $CG"; return 1; }
+    fi
+    grep -qw cpuset $CG/cgroup.subtree_control || echo +cpuset >$CG/cgroup.subtree_control ||
+        { fail "cannot enable the cpuset controller"; return 1; }
+}
+
+# cpuset_new NAME CPUS MEMS / cpuset_rm NAME (what is left goes back to the root)
+cpuset_new() {
+    mkdir -p $CG/$1 && echo "$3" >$CG/$1/cpuset.mems && echo "$2" >$CG/$1/cpuset.cpus ||
+        { fail "cannot make cpuset $1 (cpus $2, mems $3)"; return 1; }
+}
+cpuset_rm() {
+    for p in $(cat $CG/$1/cgroup.procs 2>/dev/null); do echo "$p" >$CG/cgroup.procs; done
+    rmdir $CG/$1 || fail "cannot remove cpuset $1"
+}
+
+# in_cpuset NAME TAG AGENT_OPTIONS HOLD N: CpusetProbe with N tier threads
+# under the agent, in cpuset NAME, in the background (pid in $jpid);
+# waits until it is ready
+in_cpuset() {
+    rm -f "/tmp/$2.log" "/tmp/$2.out" "$4"
+    echo "--- $2: java -agentpath:libnumapin.so=$3 CpusetProbe in cpuset $1 ($(cat $CG/$1/cpuset.cpus))"
+    sh -c "echo \$\$ >$CG/$1/cgroup.procs && exec timeout 240 $JAVA -agentpath:$AGENT=$3,log=info:/tmp/$2.log CpusetProbe $4 $5" \
+        >"/tmp/$2.out" 2>&1 &
+    jpid=$!
+    i=0
+    while ! grep -q '^probe: ready$' "/tmp/$2.out" 2>/dev/null && [ $i -lt 1200 ] && kill -0 $jpid 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    if grep -q '^probe: ready$' "/tmp/$2.out"; then ok "$2: ready, pid $jpid"; else fail "$2: never ready"; cat "/tmp/$2.out"; fi
+}
+
+tier_tids() { sed -n 's/^probe: thread name=Tier1-worker-[0-9]* tid=//p' "/tmp/$1.out" | tr '\n' ' '; }
+tid_cpus() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$1/task/$2/status" 2>/dev/null; }
+# the CPUs of each tier thread of process $1: "TID=CPUS ..."
+tier_cpus() {
+    out=
+    for t in $2; do out="$out $t=$(tid_cpus "$1" "$t")"; done
+    echo "${out# }"
+}
+# the sorted CPU lists of the tier threads: "2 3"
+cpu_set() {
+    for t in $2; do tid_cpus "$1" "$t"; done | sort | tr '\n' ' ' | sed 's/ $//'
+}
+
+# tiers_on DESC PID TIDS WANT: waits (up to 30 s) until the tier threads' sorted
+# CPU lists are WANT ("2 3": one on 2, one on 3); says how long it took
+tiers_on() {
+    t0=$(up)
+    i=0
+    while [ "$(cpu_set "$2" "$3")" != "$4" ] && [ $i -lt 300 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    took=$(awk -v a="$t0" -v b="$(up)" 'BEGIN {printf "%.1f", b - a}')
+    if [ "$(cpu_set "$2" "$3")" = "$4" ]; then
+        ok "$1: tier threads on their planned CPUs ($(tier_cpus "$2" "$3")) after ${took} s"
+    else
+        fail "$1: tier threads on $(tier_cpus "$2" "$3"), not on $4, after ${took} s"
+    fi
+}
+
+count_lines() { grep -c -- "$2" "$1" 2>/dev/null; }
+
+# A JVM in a cpuset of CPUs 0-3, group 1 of 2 (node 1: CPUs 2-3, one tier
+# thread on each, cpus=core). The cpuset is rewritten with the same CPUs;
+# then changed to 1-3, which leaves group 1's plan as it was but makes this
+# kernel reset every thread: numapin puts the tier threads back (drift);
+# narrowed to 0-2 (group 1 is CPU 2 now) and widened to 0-3 again
+# (re-plans); and an operator's taskset on one tier thread is undone.
+scenario_n2_cpuset() {
+    tag=n2-cpuset
+    cgroup2 || return 1
+    cpuset_new np-a 0-3 0-1 || return 1
+    in_cpuset np-a $tag "group=1,groups=2,cpus=core,threads=Tier1-*,rescan=200" /tmp/cs.hold 2
+    tids=$(tier_tids $tag)
+    tiers_on "$tag: placed" $jpid "$tids" "2 3"
+    echo 0-3 >$CG/np-a/cpuset.cpus
+    echo "note: right after the same CPUs were written again: $(tier_cpus $jpid "$tids")"
+    tiers_on "$tag: cpuset rewritten with the same CPUs" $jpid "$tids" "2 3"
+    echo 1-3 >$CG/np-a/cpuset.cpus
+    echo "note: right after the cpuset became 1-3: $(tier_cpus $jpid "$tids")"
+    tiers_on "$tag: cpuset 1-3 (the plan of group 1 unchanged)" $jpid "$tids" "2 3"
+    n=$(count_lines /tmp/$tag.log ' how=drift was=1-3$')
+    if [ "${n:-0}" -ge 2 ]; then ok "$tag: the kernel reset both tier threads to 1-3 and numapin put them back ($n how=drift lines)"; else fail "$tag: ${n:-0} tier threads put back with how=drift was=1-3, not 2"; fi
+    echo 0-2 >$CG/np-a/cpuset.cpus
+    tiers_on "$tag: narrowed to 0-2" $jpid "$tids" "2 2"
+    has_line $tag info "replan group=1 groups=2 domain=node node=1 slice=1/1 cpus=2 cpus_mode=core cpukind=performance slots=1 mem=preferred:1 allowed=0-2 was_node=1 was_cpus=2-3"
+    echo 0-3 >$CG/np-a/cpuset.cpus
+    tiers_on "$tag: widened to 0-3" $jpid "$tids" "2 3"
+    has_line $tag info "replan group=1 groups=2 domain=node node=1 slice=1/1 cpus=2-3 cpus_mode=core cpukind=performance slots=2 mem=preferred:1 allowed=0-3 was_node=1 was_cpus=2"
+    t=${tids%% *}
+    before=$(tid_cpus $jpid $t)
+    taskset -p 1 "$t" >/dev/null
+    echo "note: tier thread $t after taskset -p 1 (CPU 0): $(tid_cpus $jpid $t)"
+    tiers_on "$tag: after taskset on tid $t" $jpid "$tids" "2 3"
+    same "$tag: tid $t back on" "$(tid_cpus $jpid $t)" "$before"
+    has_line $tag info "tid=$t group=1 node=1 cpus=$before mem=unchanged how=drift was=0"
+    cmd_ok "$tag: numapin check" $CLI check $jpid --kernel-names
+    n=$(grep -c '^thread "Tier1-worker-[0-9]*" .* planned=[23] drift=no$' /tmp/cmd.out)
+    same "$tag: check shows both tier threads on the CPUs numapin set" "$n" 2
+    touch /tmp/cs.hold
+    wait $jpid
+    same "$tag: exit" "$?" 0
+    cat /tmp/$tag.out
+    echo "--- $tag: agent log"
+    cat /tmp/$tag.log
+    summary=$(grep '\]\[info\]\[numapin\] summary ' /tmp/$tag.log)
+    case $summary in
+        *" failed=0 "*" replans=2") ok "$tag: $summary" ;;
+        *) fail "$tag: summary: $summary" ;;
+    esac
+    grep -q '\]\[error\]\[numapin\]' /tmp/$tag.log && fail "$tag: agent logged an error"
+    cpuset_rm np-a
+    verdict
+}
+
+# Two pods on one machine: each JVM in a cpuset of one node's CPUs and
+# memory (0-1 and node 0, 2-3 and node 1), both group=auto with a shared
+# lock directory: each is group 0 of 1 on its node without a lock, places
+# its tier threads within its own cpuset, and `numapin check` shows both.
+scenario_n2_two_pods() {
+    cgroup2 || return 1
+    rm -rf /tmp/np-locks
+    mkdir -m 700 /tmp/np-locks
+    cpuset_new np-p0 0-1 0 || return 1
+    cpuset_new np-p1 2-3 1 || return 1
+    in_cpuset np-p0 pod0 "group=auto,lockdir=/tmp/np-locks,threads=Tier1-*,rescan=200" /tmp/pods.hold 2
+    p0=$jpid
+    in_cpuset np-p1 pod1 "group=auto,lockdir=/tmp/np-locks,threads=Tier1-*,rescan=200" /tmp/pods.hold 2
+    p1=$jpid
+    tiers_on "pod0" $p0 "$(tier_tids pod0)" "0-1 0-1"
+    tiers_on "pod1" $p1 "$(tier_tids pod1)" "2-3 2-3"
+    sleep 1 # a rescan pass writes the markers
+    cmd_ok "numapin check pod0" $CLI check $p0 --kernel-names
+    same "check pod0: tier threads on the CPUs numapin set" \
+        "$(grep -c '^thread "Tier1-worker-[0-9]*" tid=[0-9]* cpus=0-1 nodes=0 .* planned=0-1 drift=no$' /tmp/cmd.out)" 2
+    grep -q '^numapin group=0 groups=1 replans=0 cpus=0-1 nodes=0 placed=2 drifted=0 ' /tmp/cmd.out &&
+        ok "check pod0: numapin group 0 of 1 on node 0" || fail "check pod0: no numapin line for group 0 on node 0"
+    cmd_ok "numapin check pod1" $CLI check $p1 --kernel-names
+    same "check pod1: tier threads on the CPUs numapin set" \
+        "$(grep -c '^thread "Tier1-worker-[0-9]*" tid=[0-9]* cpus=2-3 nodes=1 .* planned=2-3 drift=no$' /tmp/cmd.out)" 2
+    grep -q '^numapin group=0 groups=1 replans=0 cpus=2-3 nodes=1 placed=2 drifted=0 ' /tmp/cmd.out &&
+        ok "check pod1: numapin group 0 of 1 on node 1" || fail "check pod1: no numapin line for group 0 on node 1"
+    touch /tmp/pods.hold
+    wait $p0
+    same "pod0: exit" "$?" 0
+    wait $p1
+    same "pod1: exit" "$?" 0
+    for g in 0 1; do
+        echo "--- pod$g: agent log"
+        cat /tmp/pod$g.log
+        has_line pod$g info "auto group=0 groups=1 lock=none"
+        has_line pod$g info "plan group=0 groups=1 domain=node node=$g slice=1/1 cpus=$((2 * g))-$((2 * g + 1)) "
+        n=$(grep -c "\]\[info\]\[numapin\] placed \"Tier1-worker-[0-9]*\" tid=[0-9]* group=0 node=$g cpus=$((2 * g))-$((2 * g + 1)) mem=preferred:$g\$" /tmp/pod$g.log)
+        same "pod$g: tier threads placed on node $g with its memory" "$n" 2
+        no_warning pod$g
+    done
+    same "lock files" "$(ls /tmp/np-locks | wc -l)" 0
+    cpuset_rm np-p0
+    cpuset_rm np-p1
+    verdict
+}

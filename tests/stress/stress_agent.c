@@ -28,7 +28,15 @@
  *
  * First, thread ids that are no thread of this process (a child process,
  * init, nonsense) go through np_agent_seen, as ids read from the JVM's
- * memory do: nothing may be bound or recorded. */
+ * memory do: nothing may be bound or recorded.
+ *
+ * Last, re-plans under load: while rounds of threads start and end, the
+ * rescan thread's work runs again and again, as when the process's cpuset
+ * keeps changing: np_agent_replan onto CPUs 0-1, 0 and 1 in turn (each
+ * publishing new targets while callbacks read the old ones), and
+ * np_agent_check (drift restore, the marker).  Every placed thread must
+ * read back one of CPUs 0 and 1, every thread count once, and nothing be
+ * left live in a slot; under TSan, no data race. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -264,10 +272,10 @@ static void run_config(const struct config *cfg, int nthreads, int rounds, const
         pthread_join(rescan, NULL); /* returns after the `seen` barrier */
         /* Everyone has started and been seen: the live counts per slot
          * are the placed threads spread over the slots, at most one apart. */
-        int *live = calloc((size_t)a->nslots, sizeof *live);
+        int *live = calloc((size_t)np_agent_targets(a)->nslots, sizeof *live);
         np_record_slot_live(a->record, live);
         int sum = 0, lo = 1 << 30, hi = 0;
-        for (int s = 0; s < a->nslots; s++) {
+        for (int s = 0; s < np_agent_targets(a)->nslots; s++) {
             sum += live[s];
             lo = live[s] < lo ? live[s] : lo;
             hi = live[s] > hi ? live[s] : hi;
@@ -315,9 +323,9 @@ static void run_config(const struct config *cfg, int nthreads, int rounds, const
     CHECK(c.live == 0, "'%s': %d threads still live after every ThreadEnd", cfg->options, c.live);
     CHECK(np_record_live(a->record) == 0, "'%s': record live %d", cfg->options,
           np_record_live(a->record));
-    int *live = calloc((size_t)a->nslots, sizeof *live);
+    int *live = calloc((size_t)np_agent_targets(a)->nslots, sizeof *live);
     np_record_slot_live(a->record, live);
-    for (int s = 0; s < a->nslots; s++)
+    for (int s = 0; s < np_agent_targets(a)->nslots; s++)
         CHECK(live[s] == 0, "'%s': slot %d has %d live threads after every ThreadEnd", cfg->options,
               s, live[s]);
     free(live);
@@ -410,6 +418,136 @@ static void foreign_tids(const char *dir)
     printf("stress_agent: foreign thread ids: nothing bound, nothing recorded\n");
 }
 
+/* ---- re-plans while threads start and end ---------------------------- */
+
+struct churn {
+    struct np_agent *agent;
+    pthread_barrier_t start, end;
+    atomic_int bad_binding;
+    int round_no;
+};
+
+static void *churn_worker(void *arg)
+{
+    struct churn *c = arg;
+    char name[64];
+    snprintf(name, sizeof name, "ForkJoinPool-%d-worker-%lu", c->round_no, (unsigned long)gettid());
+    pthread_barrier_wait(&c->start);
+    np_agent_thread_start(c->agent, name, gettid());
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 1 ||
+        (!CPU_ISSET(0, &set) && !CPU_ISSET(1, &set)))
+        atomic_fetch_add(&c->bad_binding, 1);
+    pthread_barrier_wait(&c->end);
+    np_agent_thread_end(c->agent);
+    return NULL;
+}
+
+struct replanner {
+    struct np_agent *agent;
+    atomic_int stop;
+    int replans;
+};
+
+static void *replanner_main(void *arg)
+{
+    struct replanner *p = arg;
+    hwloc_bitmap_t sets[3];
+    sets[0] = hwloc_bitmap_alloc();
+    hwloc_bitmap_set_range(sets[0], 0, 1);
+    sets[1] = hwloc_bitmap_alloc();
+    hwloc_bitmap_set(sets[1], 0);
+    sets[2] = hwloc_bitmap_alloc();
+    hwloc_bitmap_set(sets[2], 1);
+    for (int k = 0; !atomic_load(&p->stop); k++) {
+        p->replans += np_agent_replan(p->agent, sets[k % 3]) == 1;
+        np_agent_check(p->agent);
+        sched_yield();
+    }
+    /* End on both CPUs, as the agent started. */
+    p->replans += np_agent_replan(p->agent, sets[0]) == 1;
+    for (int i = 0; i < 3; i++)
+        hwloc_bitmap_free(sets[i]);
+    return NULL;
+}
+
+static void run_replans(const char *options, int nthreads, int rounds, const char *dir, int k)
+{
+    char log_path[512], opts[1200];
+    snprintf(log_path, sizeof log_path, "%s/replan-%d.log", dir, k);
+    snprintf(opts, sizeof opts, "%s,threads=ForkJoinPool-*-worker-*,rescan=0,log=debug:%s", options,
+             log_path);
+    struct np_agent *a = NULL;
+    if (np_agent_create(opts, &a) != NP_OK || a == NULL || !a->active) {
+        CHECK(0, "np_agent_create(\"%s\") failed", opts);
+        if (a != NULL)
+            np_agent_destroy(a);
+        return;
+    }
+    struct replanner p = {.agent = a};
+    pthread_t rp;
+    if (pthread_create(&rp, NULL, replanner_main, &p) != 0) {
+        fprintf(stderr, "stress_agent: pthread_create failed\n");
+        exit(2);
+    }
+    int bad = 0;
+    for (int round_no = 0; round_no < rounds; round_no++) {
+        struct churn c = {.agent = a, .round_no = round_no};
+        pthread_barrier_init(&c.start, NULL, (unsigned)nthreads);
+        pthread_barrier_init(&c.end, NULL, (unsigned)nthreads);
+        pthread_t *th = calloc((size_t)nthreads, sizeof *th);
+        for (int i = 0; i < nthreads; i++)
+            if (pthread_create(&th[i], NULL, churn_worker, &c) != 0) {
+                fprintf(stderr, "stress_agent: pthread_create failed\n");
+                exit(2); /* the barriers would never open */
+            }
+        for (int i = 0; i < nthreads; i++)
+            pthread_join(th[i], NULL);
+        bad += atomic_load(&c.bad_binding);
+        pthread_barrier_destroy(&c.start);
+        pthread_barrier_destroy(&c.end);
+        free(th);
+    }
+    atomic_store(&p.stop, 1);
+    pthread_join(rp, NULL);
+    CHECK(bad == 0, "'%s': %d placed threads read back no CPU of 0-1 during re-plans", options, bad);
+    CHECK(p.replans > 0, "'%s': no re-plan happened", options);
+    struct np_counts c;
+    np_record_counts(a->record, &c);
+    CHECK(c.placed == rounds * nthreads, "'%s': placed=%d, expected %d", options, c.placed,
+          rounds * nthreads);
+    CHECK(c.failed == 0 && c.skipped == 0, "'%s': failed=%d skipped=%d", options, c.failed, c.skipped);
+    CHECK(c.live == 0, "'%s': %d threads still live", options, c.live);
+    const struct np_targets *t = np_agent_targets(a);
+    int *live = calloc((size_t)t->nslots, sizeof *live);
+    CHECK(np_record_plan(a->record) == t->gen, "'%s': the record's plan %u is not the targets' %u",
+          options, np_record_plan(a->record), t->gen);
+    np_record_slot_live(a->record, live);
+    for (int s = 0; s < t->nslots; s++)
+        CHECK(live[s] == 0, "'%s': slot %d has %d live threads after every ThreadEnd", options, s,
+              live[s]);
+    free(live);
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *text = read_file(log_path);
+    CHECK(text != NULL, "cannot read %s", log_path);
+    if (text != NULL) {
+        CHECK(count_lines(text, "] replan ") >= p.replans, "'%s': %d replan lines for %d re-plans",
+              options, count_lines(text, "] replan "), p.replans);
+        CHECK(count_lines(text, "] placed \"") >= rounds * nthreads, "'%s': %d placed lines",
+              options, count_lines(text, "] placed \""));
+        int m = malformed_lines(text);
+        CHECK(m == 0, "'%s': %d malformed log lines in %s", options, m, log_path);
+        free(text);
+    }
+    printf("stress_agent: re-plans %-28s rounds=%d threads=%d placed=%d replans=%d drift=%d\n",
+           options, rounds, nthreads, c.placed, p.replans, c.drift);
+    fflush(stdout);
+    if (failures == 0)
+        unlink(log_path);
+}
+
 int main(int argc, char **argv)
 {
     int nthreads = 64, rounds = 50;
@@ -439,6 +577,12 @@ int main(int argc, char **argv)
     foreign_tids(dir);
     for (size_t k = 0; k < sizeof configs / sizeof *configs; k++)
         run_config(&configs[k], nthreads, rounds, dir, (int)k);
+    static const char *const replan_configs[] = {
+        "groups=1,cpus=core,mem=none", "group=1,groups=2,cpus=node,mem=none",
+        "groups=1,cpus=pu,mem=bind:0", "group=0,groups=2,cpus=core,scope=jvm,mem=none",
+    };
+    for (size_t k = 0; k < sizeof replan_configs / sizeof *replan_configs; k++)
+        run_replans(replan_configs[k], nthreads / 2, rounds / 2 > 0 ? rounds / 2 : 1, dir, (int)k);
     if (failures == 0) {
         for (size_t k = 0; k < sizeof configs / sizeof *configs; k++) {
             char p[600];

@@ -20,7 +20,7 @@ int main(void)
     srunner_add_suite(sr, bind_suite());
     srunner_add_suite(sr, inspect_suite());
     srunner_add_suite(sr, attach_suite());
-    srunner_add_suite(sr, marker_suite());
+    srunner_add_suite(sr, claim_suite());
     srunner_add_suite(sr, draw_suite());
     srunner_add_suite(sr, report_suite());
     srunner_add_suite(sr, watch_suite());
@@ -32,6 +32,7 @@ int main(void)
     srunner_add_suite(sr, describe_suite());
     srunner_add_suite(sr, hotspot_suite());
     srunner_add_suite(sr, file_suite());
+    srunner_add_suite(sr, marker_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

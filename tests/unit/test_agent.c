@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "np_agent.h"
+#include "np_inspect.h"
 #include "tests.h"
 
 static char dir[256], log_path[512], err_path[512], out_path[512];
@@ -28,18 +29,24 @@ static int saved_stderr = -1, saved_stdout = -1;
 /* The CPUs this process runs on (0-1 here): an unplaced thread keeps them. */
 static char base[256];
 
-/* The CPUs the calling thread may run on, as a cpulist. */
-static void my_cpus(char *buf, size_t len)
+/* The CPUs thread tid (0: the calling thread) may run on, as a cpulist. */
+static const char *cpus_of(pid_t tid, char *buf, size_t len)
 {
     cpu_set_t set;
     CPU_ZERO(&set);
-    ck_assert_int_eq(sched_getaffinity(0, sizeof set, &set), 0);
+    ck_assert_int_eq(sched_getaffinity(tid, sizeof set, &set), 0);
     hwloc_bitmap_t b = hwloc_bitmap_alloc();
     for (int i = 0; i < CPU_SETSIZE; i++)
         if (CPU_ISSET(i, &set))
             hwloc_bitmap_set(b, (unsigned)i);
     t_list(b, buf, len);
     hwloc_bitmap_free(b);
+    return buf;
+}
+
+static void my_cpus(char *buf, size_t len)
+{
+    cpus_of(0, buf, len);
 }
 
 static void fake_machine(const char *desc)
@@ -126,11 +133,13 @@ struct job {
     const char *name;
     char cpus[64];
     sem_t *placed, *may_end; /* optional: hold the thread alive */
+    pid_t tid;
 };
 
 static void *job_main(void *arg)
 {
     struct job *j = arg;
+    j->tid = gettid();
     np_agent_thread_start(j->a, j->name, gettid());
     my_cpus(j->cpus, sizeof j->cpus);
     if (j->placed)
@@ -145,7 +154,7 @@ static void *job_main(void *arg)
 /* Runs a whole thread; returns the CPUs it had after thread_start. */
 static void run_thread(struct np_agent *a, const char *name, char *cpus, size_t len)
 {
-    struct job j = {a, name, "", NULL, NULL};
+    struct job j = {a, name, "", NULL, NULL, 0};
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
@@ -377,11 +386,11 @@ START_TEST(cpus_core_least_loaded)
      * each placed thread the core with the fewest live placed threads. */
     fake_machine("pack:1 numa:1 core:2 pu:1");
     struct np_agent *a = create("mem=none,cpus=core,log=info:%s", log_path);
-    ck_assert_int_eq(a->nslots, 2);
+    ck_assert_int_eq(np_agent_targets(a)->nslots, 2);
     sem_t placed, end_a;
     sem_init(&placed, 0, 0);
     sem_init(&end_a, 0, 0);
-    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a};
+    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a, 0};
     pthread_t ta;
     ck_assert_int_eq(pthread_create(&ta, NULL, job_main, &ja), 0);
     while (sem_wait(&placed) != 0)
@@ -632,6 +641,336 @@ START_TEST(foreign_topology_is_warned_about)
 }
 END_TEST
 
+
+/* ---- the rescan thread's checks (np_drift.c) ------------------------- */
+
+/* A thread held alive after its placement, until release(). */
+struct held {
+    struct job j;
+    sem_t placed, end;
+    pthread_t t;
+};
+
+static void hold(struct held *h, struct np_agent *a, const char *name)
+{
+    sem_init(&h->placed, 0, 0);
+    sem_init(&h->end, 0, 0);
+    h->j = (struct job){a, name, "", &h->placed, &h->end, 0};
+    ck_assert_int_eq(pthread_create(&h->t, NULL, job_main, &h->j), 0);
+    while (sem_wait(&h->placed) != 0)
+        ;
+}
+
+static void release(struct held *h)
+{
+    sem_post(&h->end);
+    ck_assert_int_eq(pthread_join(h->t, NULL), 0);
+    sem_destroy(&h->placed);
+    sem_destroy(&h->end);
+}
+
+/* What an operator's `taskset -p -c CPU TID` does. */
+static void move(pid_t tid, int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    ck_assert_int_eq(sched_setaffinity(tid, sizeof set, &set), 0);
+}
+
+static int drift_total(struct np_agent *a)
+{
+    struct np_counts c;
+    np_record_counts(a->record, &c);
+    return c.drift;
+}
+
+START_TEST(drift_is_put_back)
+{
+    struct np_agent *a = create("group=1,mem=none,log=info:%s", log_path);
+    struct held w;
+    hold(&w, a, "ForkJoinPool-1-worker-1");
+    ck_assert_str_eq(w.j.cpus, "1");
+    char cpus[64], line[256];
+    np_agent_check(a); /* nothing drifted: nothing done */
+    ck_assert_int_eq(drift_total(a), 0);
+    move(w.j.tid, 0);
+    np_agent_check(a);
+    ck_assert_str_eq(cpus_of(w.j.tid, cpus, sizeof cpus), "1");
+    ck_assert_int_eq(drift_total(a), 1);
+    np_agent_check(a); /* back already: no second line */
+    move(w.j.tid, 0);
+    np_agent_check(a);
+    ck_assert_str_eq(cpus_of(w.j.tid, cpus, sizeof cpus), "1");
+    ck_assert_int_eq(drift_total(a), 2);
+    release(&w);
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    snprintf(line, sizeof line, "[info][numapin] placed \"ForkJoinPool-1-worker-1\" tid=%d group=1 "
+             "node=1 cpus=1 mem=unchanged how=drift was=0", (int)w.j.tid);
+    ck_assert_int_eq(t_count_lines(log, line), 2);
+    ck_assert_int_eq(t_count_lines(log, "] summary group=1 placed=1 would_place=0 skipped=0 failed=0 "
+                                        "mem_failed=0 cpus=1 drift=2 replans=0"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[warning]"), 0);
+    free(log);
+}
+END_TEST
+
+START_TEST(drift_log_leaves_it)
+{
+    struct np_agent *a = create("group=1,mem=none,drift=log,log=info:%s", log_path);
+    struct held w;
+    hold(&w, a, "ForkJoinPool-1-worker-1");
+    char cpus[64], line[256];
+    move(w.j.tid, 0);
+    np_agent_check(a);
+    np_agent_check(a); /* noted once */
+    ck_assert_str_eq(cpus_of(w.j.tid, cpus, sizeof cpus), "0");
+    ck_assert_int_eq(drift_total(a), 1);
+    move(w.j.tid, 1); /* back: forgotten; away again: noted again */
+    np_agent_check(a);
+    move(w.j.tid, 0);
+    np_agent_check(a);
+    ck_assert_int_eq(drift_total(a), 2);
+    /* A re-plan (the cpuset allows CPU 0 alone: group 1 shares it) moves
+     * the other placed thread, not the one left where it was put. */
+    struct held v;
+    hold(&v, a, "ForkJoinPool-1-worker-2");
+    ck_assert_str_eq(v.j.cpus, "1");
+    cpu_set_t both;
+    CPU_ZERO(&both);
+    CPU_SET(0, &both);
+    CPU_SET(1, &both);
+    ck_assert_int_eq(sched_setaffinity(w.j.tid, sizeof both, &both), 0);
+    np_agent_check(a); /* still away from CPU 1: not noted again */
+    hwloc_bitmap_t zero = t_bitmap("0");
+    ck_assert_int_eq(np_agent_replan(a, zero), 1);
+    hwloc_bitmap_free(zero);
+    ck_assert_str_eq(cpus_of(v.j.tid, cpus, sizeof cpus), "0");
+    ck_assert_str_eq(cpus_of(w.j.tid, cpus, sizeof cpus), "0-1");
+    release(&v);
+    release(&w);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    snprintf(line, sizeof line, "[info][numapin] drifted \"ForkJoinPool-1-worker-1\" tid=%d group=1 "
+             "node=1 cpus=0 planned=1", (int)w.j.tid);
+    ck_assert_int_eq(t_count_lines(log, line), 2);
+    ck_assert_int_eq(t_count_lines(log, "] drifted "), 2);
+    ck_assert_int_eq(t_count_lines(log, "how=drift"), 0);
+    ck_assert_int_eq(t_count_lines(log, "how=replan"), 1);
+    free(log);
+}
+END_TEST
+
+/* The process's cpuset changes: group 0 of 2 (node 0, CPU 0) is planned
+ * again on CPU 1 alone, node 1; then on both again. */
+START_TEST(replan_follows_the_cpuset)
+{
+    char pattern[600], path[600], line[300], cpus[64];
+    snprintf(pattern, sizeof pattern, "%s/report.json", dir);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    struct np_agent *a = create("group=0,groups=2,log=info:%s,report=%s", log_path, pattern);
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus); /* ends under plan 0 */
+    ck_assert_str_eq(cpus, "0");
+    struct held w;
+    hold(&w, a, "ForkJoinPool-1-worker-2");
+    ck_assert_str_eq(w.j.cpus, "0");
+    const struct np_targets *t0 = np_agent_targets(a);
+    hwloc_bitmap_t one = t_bitmap("1"), both = t_bitmap("0-1");
+    ck_assert_int_eq(np_agent_replan(a, one), 1);
+    const struct np_targets *t1 = np_agent_targets(a);
+    ck_assert_ptr_ne(t1, t0);
+    ck_assert_ptr_eq(t1->older, t0); /* kept: a callback may still read it */
+    ck_assert_int_eq(t1->gen, 1);
+    ck_assert_str_eq(t1->place_cpus_str, "1");
+    ck_assert_str_eq(t1->node_list, "1");
+    ck_assert_str_eq(cpus_of(w.j.tid, cpus, sizeof cpus), "1"); /* moved from outside */
+    ck_assert_int_eq(np_agent_replan(a, one), 0); /* the same again: nothing */
+    ck_assert_ptr_eq(np_agent_targets(a), t1);
+    run_thread(a, "ForkJoinPool-1-worker-3", cpus, sizeof cpus); /* under plan 1 */
+    ck_assert_str_eq(cpus, "1");
+    np_agent_summary(a);
+    np_agent_report(a);
+    ck_assert_int_eq(np_agent_replan(a, both), 1);
+    ck_assert_str_eq(cpus_of(w.j.tid, cpus, sizeof cpus), "0");
+    release(&w);
+    np_agent_destroy(a);
+    hwloc_bitmap_free(one);
+    hwloc_bitmap_free(both);
+
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] replan group=0 groups=2 domain=node node=1 "
+                                        "slice=1/2 cpus=1 cpus_mode=node cpukind=performance slots=1 "
+                                        "mem=preferred:1 allowed=1 was_node=0 was_cpus=0"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[warning][numapin] group 0 moved from node 0 to node 1: "
+                                        "threads placed before keep their memory policy preferred:0, "
+                                        "and memory already allocated stays where it is"), 1);
+    snprintf(line, sizeof line, "] placed \"ForkJoinPool-1-worker-2\" tid=%d group=0 node=1 cpus=1 "
+             "mem=unchanged how=replan was=0", (int)w.j.tid);
+    ck_assert_int_eq(t_count_lines(log, line), 1);
+    ck_assert_int_eq(t_count_lines(log, "] replan group=0 groups=2 domain=node node=0 slice=1/1 cpus=0 "), 1);
+    ck_assert_int_eq(t_count_lines(log, "group 0 moved from node 1 to node 0"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] summary group=0 placed=3 would_place=0 skipped=0 failed=0 "
+                                        "mem_failed=1 cpus=0-1 drift=0 replans=1"), 1);
+    free(log);
+    /* The report (written under plan 1): each thread with the CPUs of its
+     * own plan, and the policy it set itself. */
+    char *argv[] = {"/usr/bin/jq", "-r",
+                    ".plan.replans, .plan.node, .plan.cpus, .totals.drift, "
+                    "(.threads[] | \"\\(.name)|\\(.cpus)|\\(.mem)|\\(.live)|\\(.drift)\")",
+                    path, NULL};
+    char *out = NULL, *err = NULL;
+    ck_assert_msg(t_run(argv, &out, &err) == 0, "jq: %s", err);
+    ck_assert_str_eq(out, "1\n1\n1\n0\n"
+                          "ForkJoinPool-1-worker-1|0|preferred:0|false|0\n"
+                          "ForkJoinPool-1-worker-2|1|preferred:0|true|0\n"
+                          "ForkJoinPool-1-worker-3|1|null|false|0\n");
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* Started bound to CPU 0 (taskset), in a cpuset that later allows only
+ * CPU 1: no CPUs for the group, one warning, threads left alone; when the
+ * cpuset allows CPU 0 again, the rescan places what started meanwhile. */
+START_TEST(replan_to_no_cpus_and_back)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(0, &set);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof set, &set), 0);
+    struct np_agent *a = create("mem=none,log=debug:%s", log_path);
+    ck_assert_int_eq(a->opt.groups, 1); /* one node has a CPU this process may use */
+    hwloc_bitmap_t one = t_bitmap("1"), both = t_bitmap("0-1");
+    ck_assert_int_eq(np_agent_replan(a, one), 1);
+    ck_assert(np_agent_targets(a)->none);
+    ck_assert_int_eq(np_agent_replan(a, one), 0); /* still none: nothing more */
+    /* The thread runs where it was (on CPU 0, inherited): not placed. */
+    struct held w;
+    hold(&w, a, "ForkJoinPool-1-worker-1");
+    np_agent_seen(a, "ForkJoinPool-1-worker-1", w.j.tid, NP_HOW_RESCAN); /* nothing while none */
+    ck_assert_int_eq(np_agent_replan(a, both), 1);
+    ck_assert(!np_agent_targets(a)->none);
+    ck_assert_int_eq(np_agent_targets(a)->gen, 2);
+    np_agent_seen(a, "ForkJoinPool-1-worker-1", w.j.tid, NP_HOW_RESCAN);
+    char cpus[64];
+    ck_assert_str_eq(cpus_of(w.j.tid, cpus, sizeof cpus), "0");
+    release(&w);
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    hwloc_bitmap_free(one);
+    hwloc_bitmap_free(both);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[warning][numapin] the cpuset now allows cpus=1, which leaves "
+                                        "group 0 no CPUs (the JVM started bound to cpus=0): threads are "
+                                        "left where the kernel puts them"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[debug][numapin] skipped \"ForkJoinPool-1-worker-1\" tid="), 1);
+    ck_assert_int_eq(t_count_lines(log, " cpuset=none"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] replan group=0 groups=1 domain=node node=0 slice=1/1 cpus=0 "
+                                        "cpus_mode=node cpukind=performance slots=1 mem=none allowed=0-1 "
+                                        "was_node=0 was_cpus=0"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] placed \"ForkJoinPool-1-worker-1\" "), 1);
+    ck_assert_int_eq(t_count_lines(log, " mem=unchanged how=rescan"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] summary group=0 placed=1 would_place=0 skipped=0 "), 1);
+    free(log);
+}
+END_TEST
+
+/* The marker, as `numapin check` reads it through /proc: the CPUs numapin
+ * set for each placed thread, and which ones drifted. */
+START_TEST(marker_shows_planned_cpus_and_drift)
+{
+    struct np_agent *a = create("group=1,mem=none,drift=log,log=info:%s", log_path);
+    struct held w, v;
+    hold(&w, a, "ForkJoinPool-1-worker-1");
+    hold(&v, a, "ForkJoinPool-1-worker-2");
+    struct np_topo t;
+    char err[512];
+    ck_assert_msg(np_topo_load(&t, NULL, NULL, err, sizeof err) == 0, "%s", err);
+    struct np_inspect c;
+    ck_assert_int_eq(np_inspect_collect(&t, getpid(), NULL, 0, &c, err, sizeof err), 0);
+    ck_assert_int_eq(c.marker_state, NP_MARKER_NONE); /* the first check writes it */
+    np_inspect_free(&c);
+    np_agent_check(a);
+    move(w.j.tid, 0);
+    np_agent_check(a);
+    ck_assert_int_eq(np_inspect_collect(&t, getpid(), NULL, 0, &c, err, sizeof err), 0);
+    ck_assert_int_eq(c.marker_state, NP_MARKER_FOUND);
+    ck_assert_int_eq(c.marker.group, 1);
+    ck_assert_int_eq(c.marker.groups, 2);
+    ck_assert_int_eq(c.marker.drift, 1);
+    int found = 0;
+    char planned[64];
+    for (int i = 0; i < c.nthreads; i++) {
+        const struct np_seen *s = &c.threads[i];
+        if (s->tid == w.j.tid || s->tid == v.j.tid) {
+            ck_assert_ptr_nonnull(s->planned);
+            ck_assert_str_eq(t_list(s->planned, planned, sizeof planned), "1");
+            found++;
+        } else {
+            ck_assert_ptr_null(s->planned); /* not placed by numapin */
+        }
+        ck_assert_int_eq(s->ns_tid, s->tid); /* one PID namespace */
+    }
+    ck_assert_int_eq(found, 2);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    np_inspect_print(&c, NULL, false, out);
+    fclose(out);
+    char line[200];
+    snprintf(line, sizeof line, " tid=%d cpus=0 nodes=0 ", (int)w.j.tid);
+    ck_assert_int_eq(t_count_lines(text, line), 1);
+    ck_assert_int_eq(t_count_lines(text, " planned=1 drift=yes"), 1);
+    ck_assert_int_eq(t_count_lines(text, " planned=1 drift=no"), 1);
+    ck_assert_int_eq(t_count_lines(text, "numapin group=1 groups=2 replans=0 cpus=1 nodes=1 placed=2 "
+                                         "drifted=1 agent_drift=1 age_s="), 1);
+    free(text);
+    np_inspect_free(&c);
+    np_topo_destroy(&t);
+    release(&w);
+    release(&v);
+    np_agent_destroy(a);
+    /* Gone with the agent. */
+    ck_assert_msg(np_topo_load(&t, NULL, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(np_inspect_collect(&t, getpid(), NULL, 0, &c, err, sizeof err), 0);
+    ck_assert_int_eq(c.marker_state, NP_MARKER_NONE);
+    np_inspect_free(&c);
+    np_topo_destroy(&t);
+}
+END_TEST
+
+/* group=auto with one group: group 0, and no lock file anywhere. */
+START_TEST(auto_with_one_group_takes_no_lock)
+{
+    char lockdir[600];
+    snprintf(lockdir, sizeof lockdir, "%s/locks", dir);
+    struct np_agent *a = create("group=auto,groups=1,lockdir=%s,mem=none,log=info:%s", lockdir,
+                                log_path);
+    ck_assert(a->active);
+    ck_assert_int_eq(a->opt.group, 0);
+    ck_assert_int_eq(a->lock_fd, -1);
+    ck_assert_int_eq(access(lockdir, F_OK), -1); /* not even created */
+    np_agent_destroy(a);
+    a = create("group=auto,groups=2,lockdir=%s,mem=none,log=info:%s", lockdir, log_path);
+    ck_assert_int_ge(a->lock_fd, 0);
+    char lock[700];
+    snprintf(lock, sizeof lock, "%s/groups-2.group-0.lock", lockdir);
+    char *holder = slurp(lock);
+    char want[64];
+    snprintf(want, sizeof want, "pid=%d pidns=pid:[", (int)getpid());
+    ck_assert_msg(strncmp(holder, want, strlen(want)) == 0, "lock file holds: %s", holder);
+    free(holder);
+    np_agent_destroy(a);
+    t_rmdir(lockdir);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] auto group=0 groups=1 lock=none"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] auto group=0 groups=2"), 1);
+    free(log);
+}
+END_TEST
+
 Suite *agent_suite(void)
 {
     Suite *s = suite_create("agent");
@@ -656,6 +995,12 @@ Suite *agent_suite(void)
     tcase_add_test(tc, plan_line_echoes_options_as_written);
     tcase_add_test(tc, jdk_tools_keep_their_stdout);
     tcase_add_test(tc, foreign_topology_is_warned_about);
+    tcase_add_test(tc, drift_is_put_back);
+    tcase_add_test(tc, drift_log_leaves_it);
+    tcase_add_test(tc, replan_follows_the_cpuset);
+    tcase_add_test(tc, replan_to_no_cpus_and_back);
+    tcase_add_test(tc, marker_shows_planned_cpus_and_drift);
+    tcase_add_test(tc, auto_with_one_group_takes_no_lock);
     suite_add_tcase(s, tc);
     return s;
 }

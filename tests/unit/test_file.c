@@ -315,8 +315,11 @@ START_TEST(lock_directory_and_files_are_owner_only)
     snprintf(p, sizeof p, "%s/groups-2.group-0.lock", dir);
     ck_assert_msg(lstat(p, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600,
                   "the lock file has mode %o, not 0600", (unsigned)(st.st_mode & 07777));
-    char pid[32];
-    snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    /* The holder inside: its pid, named with its PID namespace. */
+    char pid[160], ns[64];
+    ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    ns[n > 0 ? n : 0] = '\0';
+    snprintf(pid, sizeof pid, "pid=%d pidns=%s\n", (int)getpid(), ns);
     expect_text(p, pid, "the lock file");
     if (fd >= 0)
         close(fd);

@@ -72,6 +72,15 @@ START_TEST(domain_cpukind_mem_nodes)
     np_options_free(&o);
     ck_assert_int_eq(parse("rescan=10", &o, err, sizeof err), 0);
     ck_assert_int_eq(o.rescan_ms, 10);
+    ck_assert_int_eq(o.drift, NP_DRIFT_RESTORE);
+    ck_assert_ptr_null(o.lock_dir);
+    np_options_free(&o);
+    ck_assert_int_eq(parse("drift=log,lockdir=/run/numapin-shared,group=auto", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.drift, NP_DRIFT_LOG);
+    ck_assert_str_eq(o.lock_dir, "/run/numapin-shared");
+    np_options_free(&o);
+    ck_assert_int_eq(parse("drift=restore", &o, err, sizeof err), 0);
+    ck_assert_int_eq(o.drift, NP_DRIFT_RESTORE);
     np_options_free(&o);
     ck_assert_int_eq(parse("cpukind=any,mem=interleave", &o, err, sizeof err), 0);
     ck_assert_int_eq(o.cpukind, NP_CPUKIND_ANY);
@@ -207,9 +216,9 @@ static const struct {
     const char *names;   /* the option, as the message quotes it */
     const char *valid;   /* part of the valid-values text */
 } bad[] = {
-    {"bogus=1", "'bogus'", "valid options are group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, report, dryrun, strict, help"},
+    {"bogus=1", "'bogus'", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, report, dryrun, strict, help"},
     {"Group=1", "'Group'", "valid options are group, groups"},
-    {"group=1,,mem=bind", "empty option", "valid options are group, groups, threads, scope, rescan, domain, cpus, cpukind, mem, log, report, dryrun, strict, help"},
+    {"group=1,,mem=bind", "empty option", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, report, dryrun, strict, help"},
     {",", "empty option", "valid options are group"},
     {"group=1,", "empty option", "valid options are group"},
     {"group=-1", "'group'", "valid values are auto, or a group index from 0 to 4095"},
@@ -242,6 +251,12 @@ static const struct {
     {"rescan=5", "'rescan'", "0 (never), or a period in milliseconds from 10 to 3600000"},
     {"rescan=-1", "'rescan'", "0 (never), or a period in milliseconds from 10 to 3600000"},
     {"rescan=3600001", "'rescan'", "0 (never), or a period in milliseconds from 10 to 3600000"},
+    {"drift=off", "'drift'", "valid values are restore, log"},
+    {"drift=", "'drift'", "valid values are restore, log"},
+    {"drift=Restore", "'drift'", "valid values are restore, log"},
+    {"lockdir=", "'lockdir'", "an absolute path"},
+    {"lockdir=run/numapin", "'lockdir'", "an absolute path"},
+    {"lockdir=/a,lockdir=/b", "'lockdir' is given more than once", "give each option once"},
     {"group=Auto", "'group'", "valid values are auto, or a group index"},
     {"domain=socket", "'domain'", "valid values are node, package, l3"},
     {"cpukind=big", "'cpukind'", "performance, efficiency, any, or a kind number"},

@@ -440,11 +440,123 @@ START_TEST(each_keeps_recent_ended)
 }
 END_TEST
 
+
+START_TEST(replan_moves_live_slots)
+{
+    /* Three live threads in three slots, one ended: a re-plan to two slots
+     * gives the live ones slots of the new plan, least loaded, in the
+     * order they came; the ended one keeps its own plan's slot. */
+    struct np_record *r = np_record_create(3, NP_RECORD_KEEP_ENDED);
+    struct np_ref a = np_record_add(r, "a", 201, NP_PLACED, true);
+    struct np_ref b = np_record_add(r, "b", 202, NP_PLACED, true);
+    struct np_ref c = np_record_add(r, "c", 203, NP_PLACED, true);
+    struct np_ref n = np_record_add(r, "n", 204, NP_PLACED, false); /* cpus=node: no slot */
+    struct np_ref s = np_record_add(r, "s", 205, NP_SKIPPED, false);
+    ck_assert_int_eq(c.e->slot, 2);
+    np_record_end(r, b);
+    unsigned long before = np_record_changes(r);
+    ck_assert_int_eq(np_record_plan(r), 0);
+    ck_assert_int_eq(np_record_replan(r, 2, 1), 0);
+    ck_assert_uint_gt(np_record_changes(r), before);
+    ck_assert_int_eq(np_record_plan(r), 1);
+    ck_assert_int_eq(a.e->slot, 0);
+    ck_assert_int_eq(a.e->plan, 1);
+    ck_assert_int_eq(c.e->slot, 1);
+    ck_assert_int_eq(c.e->plan, 1);
+    ck_assert_int_eq(n.e->slot, -1);
+    ck_assert_int_eq(n.e->plan, 1);
+    ck_assert_int_eq(b.e->slot, 1);  /* ended: its slot under plan 0 */
+    ck_assert_int_eq(b.e->plan, 0);
+    ck_assert_int_eq(a.e->mem_plan, 0); /* it set its policy under plan 0 */
+    expect_live(r, (int[]){1, 1}, 2);
+    expect_used(r, (int[]){1, 1}, 2);
+    /* A thread after the re-plan gets a slot of plan 1, and says so. */
+    int live, slot;
+    unsigned plan;
+    struct np_ref d = np_record_add_live(r, "d", 206, NP_PLACED, true, NP_HOW_START, &live, &slot, &plan);
+    ck_assert_int_eq(plan, 1);
+    ck_assert_int_eq(slot, 0);
+    ck_assert_int_eq(d.e->mem_plan, 1);
+    int used[2];
+    ck_assert_int_eq(np_record_slot_used_of(r, 1, used, 2), 0);
+    ck_assert_int_eq(used[0], 2);
+    ck_assert_int_eq(np_record_slot_used_of(r, 0, used, 2), -1);
+    ck_assert_int_eq(np_record_slot_used_of(r, 1, used, 3), -1);
+    /* Listing for the drift check: placed and failed live ones, in order. */
+    np_record_set(r, c, NP_FAILED, 1, 0, false, false);
+    struct np_live *l;
+    int k = np_record_placed(r, &l);
+    ck_assert_int_eq(k, 4); /* a, c (failed), n, d; not b (ended) nor s (skipped) */
+    ck_assert_int_eq(l[0].tid, 201);
+    ck_assert_int_eq(l[1].tid, 203);
+    ck_assert_int_eq(l[1].outcome, NP_FAILED);
+    ck_assert_int_eq(l[2].tid, 204);
+    ck_assert_int_eq(l[3].tid, 206);
+    /* Placement done: once np_record_set (c) or np_record_settle (n) said so. */
+    ck_assert(!l[0].settled);
+    ck_assert(l[1].settled);
+    ck_assert(!l[2].settled);
+    free(l);
+    np_record_settle(r, n);
+    ck_assert_int_eq(np_record_placed(r, &l), 4);
+    ck_assert(l[2].settled);
+    free(l);
+    (void)s;
+    np_record_destroy(r);
+}
+END_TEST
+
+START_TEST(drift_counts)
+{
+    struct np_record *r = np_record_create(1, NP_RECORD_KEEP_ENDED);
+    struct np_ref a = np_record_add(r, "worker-a", 301, NP_PLACED, true);
+    struct np_ref b = np_record_add(r, "worker-b", 302, NP_PLACED, true);
+    /* Put back twice: counted twice, never left drifted. */
+    ck_assert_int_eq(np_record_drift(r, a, false), 0);
+    ck_assert_int_eq(np_record_drift(r, a, false), 0);
+    ck_assert_int_eq(a.e->drift, 2);
+    ck_assert(!a.e->drifted);
+    /* Noted and left (drift=log) until it is back. */
+    ck_assert_int_eq(np_record_drift(r, b, true), 0);
+    struct np_live *l;
+    ck_assert_int_eq(np_record_placed(r, &l), 2);
+    ck_assert(!l[0].drifted);
+    ck_assert_int_eq(l[0].drift, 2);
+    ck_assert(l[1].drifted);
+    free(l);
+    np_record_back(r, b);
+    ck_assert(!b.e->drifted);
+    ck_assert_int_eq(b.e->drift, 1);
+    struct np_counts c;
+    np_record_counts(r, &c);
+    ck_assert_int_eq(c.drift, 3);
+    char name[16];
+    ck_assert_int_eq(np_record_name(r, b, name, sizeof name), 0);
+    ck_assert_str_eq(name, "worker-b");
+    ck_assert_int_eq(np_record_name(r, a, name, 5), 0);
+    ck_assert_str_eq(name, "work"); /* cut to fit */
+    np_record_destroy(r);
+    /* A reused entry: nothing counted, no name. */
+    r = np_record_create(1, 0);
+    struct np_ref x = np_record_add(r, "x", 401, NP_PLACED, true);
+    np_record_end(r, x);
+    struct np_ref y = np_record_add(r, "y", 402, NP_PLACED, true);
+    ck_assert_ptr_eq(x.e, y.e);
+    ck_assert_int_eq(np_record_drift(r, x, false), -1);
+    ck_assert_int_eq(np_record_name(r, x, name, sizeof name), -1);
+    np_record_counts(r, &c);
+    ck_assert_int_eq(c.drift, 0);
+    np_record_destroy(r);
+}
+END_TEST
+
 Suite *record_suite(void)
 {
     Suite *s = suite_create("record");
     TCase *tc = tcase_create("record");
     tcase_add_test(tc, least_loaded);
+    tcase_add_test(tc, replan_moves_live_slots);
+    tcase_add_test(tc, drift_counts);
     tcase_add_test(tc, no_slot);
     tcase_add_test(tc, failed_frees_slot);
     tcase_add_test(tc, counts);

@@ -28,7 +28,7 @@ Suite *advise_suite(void);
 Suite *bind_suite(void);
 Suite *inspect_suite(void);
 Suite *attach_suite(void);
-Suite *marker_suite(void);
+Suite *claim_suite(void);
 Suite *draw_suite(void);
 Suite *report_suite(void);
 Suite *watch_suite(void);
@@ -40,6 +40,7 @@ Suite *domains_suite(void);
 Suite *describe_suite(void);
 Suite *hotspot_suite(void);
 Suite *file_suite(void);
+Suite *marker_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);

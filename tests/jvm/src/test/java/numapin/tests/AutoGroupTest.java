@@ -111,14 +111,16 @@ class AutoGroupTest {
             }
             assertEquals(Set.of(0, 1, 2, 3), byGroup.keySet(), "the groups the four JVMs claimed");
 
-            // The lock directory and files: owner only; each file names its holder.
+            // The lock directory and files: owner only; each file names its holder (its pid, with the PID
+            // namespace the pid means something in).
             Path dir = xdg.resolve("numapin");
             assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir,
                     LinkOption.NOFOLLOW_LINKS)));
             for (Map.Entry<Integer, Launch.Running> e : byGroup.entrySet()) {
                 Path f = dir.resolve(lockFile(4, e.getKey()));
                 assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(f)), f.toString());
-                assertEquals(String.valueOf(e.getValue().pid()), Files.readString(f).trim(), "pid in " + f);
+                assertEquals(String.valueOf(e.getValue().pid()), Lines.fields(" " + Files.readString(f).trim()).get("pid"),
+                        "pid in " + f);
             }
 
             // A fifth JVM: every group is held; one warning, nothing placed, the JVM runs.

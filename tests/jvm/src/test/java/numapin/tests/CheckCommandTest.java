@@ -33,7 +33,8 @@ import numapin.tests.ChildResult.Placed;
 @ExtendWith(RunLogs.class)
 class CheckCommandTest {
     static final Pattern THREAD = Pattern.compile(
-            "^thread \"(.*)\" tid=(\\d+) cpus=(\\S+) nodes=(\\S+) last_cpu=(-?\\d+) last_node=(-?\\d+)( name=kernel)?$");
+            "^thread \"(.*)\" tid=(\\d+) cpus=(\\S+) nodes=(\\S+) last_cpu=(-?\\d+) last_node=(-?\\d+)( name=kernel)?"
+                    + "(?: planned=\\S+ drift=(?:yes|no))?$");
 
     static String all;
 

@@ -1,0 +1,61 @@
+/* np_drift: what the agent's rescan thread checks every period
+ * (np_agent_check and np_agent_replan, declared in np_agent.h).
+ *
+ * - The process's cpuset (np_cpuset): when kubelet, an NRI plugin or an
+ *   operator rewrites it, the group is planned again on the CPUs it now
+ *   allows (it may move to another node), the new targets are published
+ *   whole, and placed threads get their new CPUs from outside.  Their
+ *   memory policy stays what it was (Linux lets only a thread set its
+ *   own), which one line says.  A JVM started bound to fewer CPUs than
+ *   its cpuset (taskset) stays within them.  A cpuset that leaves the
+ *   group no CPUs gets one warning, and threads are left to the kernel.
+ * - Drift: a placed thread whose CPUs are no longer what numapin set (a
+ *   cpuset rewrite on kernels before 6.2, an operator's taskset, a move to
+ *   another cgroup) is put back, one `placed ... how=drift` line each
+ *   (drift=restore), or noted once, one `drifted` line, and left
+ *   (drift=log).  Under scope=jvm, the JVM's other threads whose CPUs
+ *   left the group's are put back too, one `jvm ... how=drift` line a
+ *   pass.
+ * - The marker `numapin check` reads (np_marker): refreshed when the
+ *   record or the plan changed.
+ *
+ * Everything here runs on the one thread that calls np_agent_check; it
+ * reads what callbacks share only through their own synchronisation (the
+ * record's lock, the targets' publication). */
+#ifndef NP_DRIFT_H
+#define NP_DRIFT_H
+
+#include <hwloc.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "np_record.h"
+
+struct np_agent;
+struct np_targets;
+struct np_drift;
+
+/* At the end of start-up, before any callback: reads what the first check
+ * cannot read later (the cpuset at start, on a fake topology). */
+void np_drift_start(struct np_agent *a);
+
+void np_drift_free(struct np_drift *d);
+
+/* Shared with np_agent_place.c. */
+
+/* Sets a running thread's CPUs from outside to those of slot `slot` of t,
+ * reads them back and logs `placed ... mem=unchanged how=HOW`, with
+ * `was=WAS` when was is not NULL (or `would-place` under dryrun).
+ * Returns 0, or the errno when the CPUs could not be set (nothing
+ * logged). */
+int np_agent_set_other(struct np_agent *a, const struct np_targets *t, struct np_ref e,
+                       int slot, const char *name, pid_t tid, enum np_how how, const char *was);
+
+/* True when tid is a thread of this process. */
+bool np_agent_own_thread(pid_t tid);
+
+/* Adds to out the CPUs placed threads went to under t (its slots that
+ * had threads) and under the targets before it. */
+void np_agent_used_cpus(struct np_agent *a, const struct np_targets *t, hwloc_bitmap_t out);
+
+#endif
