@@ -58,14 +58,16 @@ class OptionsTest {
             Map.entry("threads", List.of("X-*|Y?", "ForkJoinPool-*-worker-*")),
             Map.entry("scope", List.of()),
             Map.entry("rescan", List.of("0", "100")),
+            Map.entry("drift", List.of()),
+            Map.entry("lockdir", List.of("DIR")),
             Map.entry("domain", List.of()),
             Map.entry("cpus", List.of()),
             Map.entry("cpukind", List.of("0")),
             Map.entry("mem", List.of("bind:0", "interleave:0")),
             Map.entry("log", List.of("off", "error", "warning", "info", "debug", "trace", "debug:FILE")),
             Map.entry("report", List.of("FILE")),
-            Map.entry("dryrun", List.of("", "true", "false")),
-            Map.entry("strict", List.of("", "true", "false")),
+            Map.entry("dryrun", List.of("", "true", "false", "yes", "no")),
+            Map.entry("strict", List.of("", "true", "false", "yes", "no")),
             Map.entry("help", List.of("false")));
 
     /** VALID's values of an option and those its help names, each once. */
@@ -103,7 +105,7 @@ class OptionsTest {
             for (String k : keys) {
                 List<String> values = validValues(k);
                 String v = values.get(i % values.size()).replace("FILE", k.equals("log") ? logFile.toString()
-                        : dir.resolve("report-%p.json").toString());
+                        : dir.resolve("report-%p.json").toString()).replace("DIR", dir.resolve("locks").toString());
                 asked.put(k, v);
                 parts.add(v.isEmpty() ? k : k + "=" + v);
             }
@@ -128,7 +130,7 @@ class OptionsTest {
                     asked.get("groups"), asked.get("threads"), asked.get("scope"), asked.get("domain"),
                     asked.get("cpus"), asked.get("cpukind"),
                     mem.contains(":") || mem.equals("local") || mem.equals("none") ? mem : mem + ":0",
-                    String.valueOf(!asked.get("dryrun").equals("false")));
+                    String.valueOf(!asked.get("dryrun").equals("false") && !asked.get("dryrun").equals("no")));
             assertEquals(want, plan, "the report's plan\n" + ctx);
             List<String> threads = ReportTest.jq(".threads[].name", report);
             assertEquals(!asked.get("rescan").equals("0"), threads.contains("numapin rescan"),
@@ -156,7 +158,7 @@ class OptionsTest {
                     "debug lines under log=" + log + "\n" + ctx);
             for (String l : lines) {
                 if (l.contains("][info][numapin] plan ")) {
-                    assertEquals(asked.get("strict").equals("false") ? "no" : "yes", Lines.fields(l).get("strict"),
+                    assertEquals(asked.get("strict").equals("false") || asked.get("strict").equals("no") ? "no" : "yes", Lines.fields(l).get("strict"),
                             "strict in the plan line: " + l + "\n" + ctx);
                 }
             }
