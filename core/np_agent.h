@@ -24,6 +24,7 @@
 #include "np_plan.h"
 #include "np_record.h"
 #include "np_report.h"
+#include "np_sink.h"
 #include "np_topo.h"
 
 enum np_status {
@@ -62,6 +63,11 @@ struct np_agent {
     char report_path[4096];           /* FILE with %p expanded */
     np_once warned_cpu, warned_mem, warned_verify, warned_oom, warned_oversubscribed,
         warned_reset, told_mem_unchanged;
+    /* The sink (agent/jfr.c) and what it is told later: np_sink.h. */
+    struct np_sink *sink;
+    unsigned sink_epochs;
+    struct np_advice_line advice[NP_ADVICE_KEEP];
+    int nadvice;
 };
 
 /* Parses the options, loads the topology, plans, and logs the start-up

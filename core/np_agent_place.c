@@ -102,12 +102,17 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
         return;
     }
     int ncpus = hwloc_bitmap_weight(a->place_cpus);
-    if (live > ncpus)
-        np_log(np_once_level(&a->warned_oversubscribed, NP_LOG_WARNING),
-               "advice: %d placed threads are live on this group's %d CPUs, so they share CPUs: size "
-               "the pools to the group (new ForkJoinPool(%d), "
-               "-Djava.util.concurrent.ForkJoinPool.common.parallelism=%d)",
-               live, ncpus, ncpus, ncpus);
+    enum np_level level;
+    if (live > ncpus && ((level = np_once_level(&a->warned_oversubscribed, NP_LOG_WARNING)) !=
+                             NP_LOG_DEBUG || np_log_enabled(level))) {
+        char advice[512];
+        snprintf(advice, sizeof advice,
+                 "%d placed threads are live on this group's %d CPUs, so they share CPUs: size "
+                 "the pools to the group (new ForkJoinPool(%d), "
+                 "-Djava.util.concurrent.ForkJoinPool.common.parallelism=%d)",
+                 live, ncpus, ncpus, ncpus);
+        np_agent_advise(a, level, advice);
+    }
     hwloc_const_bitmap_t cpus = slot >= 0 ? a->slots[slot] : a->place_cpus;
     const char *want_cpus = slot >= 0 ? a->slot_cpus_str[slot] : a->place_cpus_str;
     if (a->opt.dryrun) {
@@ -124,6 +129,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
         return;
     }
     np_record_set(a->record, e, NP_PLACED, 0, r.mem_errno, r.cpu_ok, r.mem_ok);
+    np_agent_tell(a, e);
     bool verified = r.cpu_ok && r.mem_ok;
     bool logged = np_log_enabled(NP_LOG_INFO);
     /* What the thread reads back: the target when it verified, except
@@ -193,12 +199,13 @@ static void place_other(struct np_agent *a, struct np_ref e, const char *name, p
     } else {
         hwloc_get_proc_cpubind(a->topo.topology, tid, now, HWLOC_CPUBIND_THREAD);
         np_cpulist(got, sizeof got, now);
-        if (!hwloc_bitmap_isequal(now, cpus)) {
-            np_record_set(a->record, e, NP_PLACED, 0, 0, false, true);
+        bool verified = hwloc_bitmap_isequal(now, cpus);
+        np_record_set(a->record, e, NP_PLACED, 0, 0, verified, true);
+        np_agent_tell(a, e);
+        if (!verified)
             np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
                    "%s tid=%d reads back cpus=%s, not the planned cpus=%s", qname, (int)tid, got,
                    want);
-        }
         np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=unchanged how=%s",
                qname, (int)tid, a->opt.group, a->node_list, got, np_how_name(how));
         if (a->opt.mem != NP_MEM_NONE)

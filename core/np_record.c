@@ -295,6 +295,7 @@ int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcom
     e->mem_errno = mem_errno;
     e->cpu_ok = cpu_ok;
     e->mem_ok = mem_ok;
+    e->settled = true;
     tally(&r->total, e, +1);
     r->total.live += counts_live(e);
     pthread_mutex_unlock(&r->lock);
@@ -329,6 +330,7 @@ int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
         bool placing = e->outcome == NP_SKIPPED && outcome != NP_SKIPPED;
         e->outcome = outcome;
         e->how = how;
+        e->settled = !placing && e->settled;
         if (placing && take_slot)
             take_slot_locked(r, e);
         tally(&r->total, e, +1);
@@ -375,25 +377,94 @@ static int by_seq(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The entries held, in the order they were added, into a malloc'd array
+ * (*n of them); NULL when memory runs out.  Under the lock. */
+static struct np_entry **held_locked(struct np_record *r, int *n)
+{
+    struct np_entry **order = malloc((size_t)(r->n > 0 ? r->n : 1) * sizeof *order);
+    *n = 0;
+    if (order == NULL)
+        return NULL;
+    for (int i = 0; i < r->n; i++) {
+        struct np_entry *e = entry_at(r, i);
+        if (e->name != NULL) /* else free */
+            order[(*n)++] = e;
+    }
+    qsort(order, (size_t)*n, sizeof *order, by_seq);
+    return order;
+}
+
 void np_record_each(struct np_record *r, void (*fn)(const struct np_entry *, void *), void *arg)
 {
     pthread_mutex_lock(&r->lock);
-    struct np_entry **order = malloc((size_t)(r->n > 0 ? r->n : 1) * sizeof *order);
-    int held = 0;
-    for (int i = 0; i < r->n; i++) {
-        struct np_entry *e = entry_at(r, i);
-        if (e->name == NULL)
-            continue; /* free */
-        if (order != NULL)
-            order[held++] = e;
-        else
-            fn(e, arg); /* out of memory: storage order */
-    }
+    int held;
+    struct np_entry **order = held_locked(r, &held);
     if (order != NULL) {
-        qsort(order, (size_t)held, sizeof *order, by_seq);
         for (int i = 0; i < held; i++)
             fn(order[i], arg);
         free(order);
+    } else {
+        for (int i = 0; i < r->n; i++) /* out of memory: storage order */
+            if (entry_at(r, i)->name != NULL)
+                fn(entry_at(r, i), arg);
     }
     pthread_mutex_unlock(&r->lock);
+}
+
+/* Under the lock. */
+static bool claimable(const struct np_entry *e, unsigned epoch)
+{
+    return e->outcome == NP_PLACED && e->settled && e->told != epoch;
+}
+
+/* A copy of e with its own name, or -1.  Under the lock. */
+static int copy_locked(const struct np_entry *e, struct np_entry *out)
+{
+    *out = *e;
+    out->next_live = out->next_ended = NULL;
+    out->name = strdup(e->name);
+    return out->name != NULL ? 0 : -1;
+}
+
+bool np_record_claim(struct np_record *r, struct np_ref ref, unsigned epoch, struct np_entry *out)
+{
+    pthread_mutex_lock(&r->lock);
+    bool ok = current(ref) && claimable(ref.e, epoch) && copy_locked(ref.e, out) == 0;
+    if (ok)
+        ref.e->told = epoch;
+    pthread_mutex_unlock(&r->lock);
+    return ok;
+}
+
+int np_record_claim_all(struct np_record *r, unsigned epoch, struct np_entry **out)
+{
+    pthread_mutex_lock(&r->lock);
+    int held, n = 0;
+    struct np_entry **order = held_locked(r, &held);
+    struct np_entry *copies = order != NULL ? calloc((size_t)(held > 0 ? held : 1), sizeof *copies)
+                                            : NULL;
+    bool ok = copies != NULL;
+    for (int i = 0; ok && i < held; i++)
+        if (claimable(order[i], epoch))
+            ok = copy_locked(order[i], &copies[n++]) == 0;
+    if (ok)
+        for (int i = 0; i < held; i++)
+            if (claimable(order[i], epoch))
+                order[i]->told = epoch;
+    pthread_mutex_unlock(&r->lock);
+    free(order);
+    if (!ok) {
+        np_record_copies_free(copies, n);
+        *out = NULL;
+        return -1;
+    }
+    *out = copies;
+    return n;
+}
+
+void np_record_copies_free(struct np_entry *copies, int n)
+{
+    for (int i = 0; copies != NULL && i < n; i++)
+        free(copies[i].name);
+    free(copies);
 }

@@ -47,6 +47,9 @@ struct np_entry {
     int mem_errno;
     bool cpu_ok;       /* CPUs read back as placed */
     bool mem_ok;       /* memory policy read back as requested (or none) */
+    bool settled;      /* placed (or failed) for good: np_record_set since it was added
+                          or renamed; a placement in progress is not settled */
+    unsigned told;     /* the listener's epoch it was last claimed in (np_record_claim) */
     unsigned gen;      /* how many times the entry was reused */
     unsigned long seq; /* order of addition, over the record's life */
     struct np_entry *next_live;  /* chain of live entries with the same tid hash */
@@ -136,5 +139,22 @@ void np_record_stats(struct np_record *r, struct np_record_stats *st);
 /* Calls fn on every entry held (live threads, and the most recently ended
  * ones), in the order they were added, under the lock. */
 void np_record_each(struct np_record *r, void (*fn)(const struct np_entry *, void *), void *arg);
+
+/* Claims for a listener (a JFR recording, see np_agent_listen) that hears
+ * of each placement once in each of its epochs (a nonzero number).  An
+ * entry can be claimed when it is NP_PLACED and settled.
+ *
+ * np_record_claim claims one entry for `epoch`: returns true, with a copy
+ * in *out (its name malloc'd, for the caller to free), when the entry can
+ * be claimed and was not claimed in this epoch yet; false otherwise. */
+bool np_record_claim(struct np_record *r, struct np_ref ref, unsigned epoch, struct np_entry *out);
+
+/* Claims every entry held that can be claimed and was not in `epoch`:
+ * copies them, in the order they were added, into *out (malloc'd, each
+ * name malloc'd; free with np_record_copies_free).  Returns their number,
+ * or -1 (nothing claimed) when memory runs out. */
+int np_record_claim_all(struct np_record *r, unsigned epoch, struct np_entry **out);
+
+void np_record_copies_free(struct np_entry *copies, int n);
 
 #endif

@@ -28,21 +28,35 @@ struct listing {
     struct np_json *j;
 };
 
+static bool placed(const struct np_entry *e)
+{
+    return e->outcome == NP_PLACED || e->outcome == NP_WOULD_PLACE;
+}
+
+const char *np_report_cpus(const struct np_report_plan *p, const struct np_entry *e)
+{
+    return !placed(e) ? NULL
+           : e->slot >= 0 && e->slot < p->nslots ? p->slot_cpus[e->slot]
+           : p->cpus;
+}
+
+const char *np_report_mem(const struct np_report_plan *p, const struct np_entry *e)
+{
+    /* The memory policy: set on the thread itself at its start; a thread
+     * placed from outside keeps its own. */
+    return !placed(e) ? NULL
+           : e->how != NP_HOW_START ? "unchanged"
+           : e->outcome == NP_PLACED && !e->mem_ok ? NULL
+           : p->mem;
+}
+
 static void entry(const struct np_entry *e, void *arg)
 {
     struct listing *l = arg;
     const struct np_report_plan *p = l->p;
     struct np_json *j = l->j;
-    bool placed = e->outcome == NP_PLACED || e->outcome == NP_WOULD_PLACE;
-    const char *cpus = !placed ? NULL
-                       : e->slot >= 0 && e->slot < p->nslots ? p->slot_cpus[e->slot]
-                       : p->cpus;
-    /* The memory policy: set on the thread itself at its start; a thread
-     * placed from outside keeps its own. */
-    const char *mem = !placed ? NULL
-                      : e->how != NP_HOW_START ? "unchanged"
-                      : e->outcome == NP_PLACED && !e->mem_ok ? NULL
-                      : p->mem;
+    const char *cpus = np_report_cpus(p, e);
+    const char *mem = np_report_mem(p, e);
     np_json_open(j, NULL, '{', false);
     np_json_str(j, "name", e->name);
     np_json_int(j, "tid", e->tid);
