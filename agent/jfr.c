@@ -205,7 +205,7 @@ static const struct field placement_fields[P_COUNT] = {
      STRING, false},
     {"verified", "Verified", "The placement read back as made", BOOL, false},
     {"earlier", "Placed Earlier",
-     "Placed before the recording started; emitted when numapin saw it start", BOOL, false},
+     "Placed before numapin saw the recording run; emitted when it did", BOOL, false},
 };
 
 enum { L_GROUP, L_GROUPS, L_DOMAIN, L_NODES, L_CPUS, L_CPUS_MODE, L_CPUKIND, L_SLOTS, L_MEM,
@@ -647,29 +647,27 @@ static struct np_sink sink = {
 /* The process's resident memory on each node of the machine. */
 static void node_memory(JNIEnv *env)
 {
-    hwloc_topology_t topo = agent->topo.topology;
-    int nnodes = 0;
-    hwloc_obj_t n = NULL;
-    while ((n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n)) != NULL)
-        if ((int)n->os_index >= nnodes)
-            nnodes = (int)n->os_index + 1;
-    unsigned long long *bytes = calloc((size_t)(nnodes > 0 ? nnodes : 1), sizeof *bytes);
-    if (bytes == NULL)
-        return;
-    if (np_nodemem_read(NULL, bytes, nnodes) != 0) {
+    struct np_nodemem m;
+    if (np_nodemem_read(NULL, &m) != 0) {
         np_log(np_once_level(&warned, NP_LOG_WARNING),
                "JFR: cannot read /proc/self/numa_maps: %s (%s); numapin.NodeMemory has no events",
                strerror(errno), np_errno_name(errno));
-    } else {
-        while ((n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n)) != NULL) {
-            union value v[M_COUNT];
-            v[M_NODE].i = (long long)n->os_index;
-            v[M_RESIDENT].i = (long long)bytes[n->os_index];
-            v[M_GROUP_NODE].b = hwloc_bitmap_isset(agent->mine->nodes, n->os_index);
-            emit(env, &t_memory, v);
-        }
+        return;
     }
-    free(bytes);
+    static bool told;
+    if (!told)
+        np_log(NP_LOG_DEBUG, "JFR: numapin.NodeMemory: first events, at the period the "
+                             "recordings ask for");
+    told = true;
+    hwloc_obj_t n = NULL;
+    while ((n = hwloc_get_next_obj_by_type(agent->topo.topology, HWLOC_OBJ_NUMANODE, n)) != NULL) {
+        union value v[M_COUNT];
+        v[M_NODE].i = (long long)n->os_index;
+        v[M_RESIDENT].i = (long long)(n->os_index < (unsigned)m.n ? m.bytes[n->os_index] : 0);
+        v[M_GROUP_NODE].b = hwloc_bitmap_isset(agent->mine->nodes, n->os_index);
+        emit(env, &t_memory, v);
+    }
+    np_nodemem_free(&m);
 }
 
 /* ------------------------------------------------------------ watching */

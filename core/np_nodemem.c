@@ -48,7 +48,21 @@ static bool key_value(const char *tok, const char *end, const char *key, long *n
     return true;
 }
 
-void np_nodemem_line(const char *line, unsigned long long *bytes, int nnodes)
+/* Room for node `node` in m.  Returns 0 or -1. */
+static int grow(struct np_nodemem *m, long node)
+{
+    if (node < m->n)
+        return 0;
+    unsigned long long *b = realloc(m->bytes, (size_t)(node + 1) * sizeof *b);
+    if (b == NULL)
+        return -1;
+    memset(b + m->n, 0, (size_t)(node + 1 - m->n) * sizeof *b);
+    m->bytes = b;
+    m->n = (int)node + 1;
+    return 0;
+}
+
+int np_nodemem_line(const char *line, struct np_nodemem *m)
 {
     /* "ADDR POLICY [file=PATH|heap|stack] [huge] [anon=N] [dirty=N]
      * [active=N] [mapped=N] [mapmax=N] [swapcache=N] [writeback=N]
@@ -61,40 +75,56 @@ void np_nodemem_line(const char *line, unsigned long long *bytes, int nnodes)
     const char *end = line + strlen(line), *tok_end;
     const char *tok = prev_token(line, end, &tok_end);
     unsigned long long page_kb, v;
-    long node;
+    long node, top = -1;
     if (tok == NULL || !key_value(tok, tok_end, "kernelpagesize_kB", NULL, &page_kb))
-        return; /* no pages resident */
+        return 0; /* no pages resident */
     const char *counts_end = tok;
     while ((tok = prev_token(line, tok, &tok_end)) != NULL &&
            key_value(tok, tok_end, "N", &node, &v))
-        ;
+        if (node <= NP_NODEMEM_MAX_NODE && node > top)
+            top = node;
     bool known = false;
     for (size_t i = 0; tok != NULL && !known && i < sizeof before / sizeof *before; i++)
         known = key_value(tok, tok_end, before[i], NULL, &v);
-    if (!known)
-        return;
+    if (!known || top < 0)
+        return 0;
+    if (grow(m, top) != 0)
+        return -1;
     for (const char *t = counts_end; (t = prev_token(line, t, &tok_end)) != NULL &&
                                      key_value(t, tok_end, "N", &node, &v);)
-        if (node < nnodes)
-            bytes[node] += v * page_kb * 1024;
+        if (node <= NP_NODEMEM_MAX_NODE)
+            m->bytes[node] += v * page_kb * 1024;
+    return 0;
 }
 
-int np_nodemem_read(const char *path, unsigned long long *bytes, int nnodes)
+int np_nodemem_read(const char *path, struct np_nodemem *m)
 {
+    m->bytes = NULL;
+    m->n = 0;
     FILE *f = fopen(path != NULL ? path : "/proc/self/numa_maps", "re");
     if (f == NULL)
         return -1;
-    memset(bytes, 0, (size_t)nnodes * sizeof *bytes);
     char *line = NULL;
     size_t cap = 0;
-    while (getline(&line, &cap, f) >= 0)
-        np_nodemem_line(line, bytes, nnodes);
-    int e = ferror(f) ? EIO : 0;
+    int e = 0;
+    while (e == 0 && getline(&line, &cap, f) >= 0)
+        if (np_nodemem_line(line, m) != 0)
+            e = ENOMEM;
+    if (e == 0 && ferror(f))
+        e = EIO;
     free(line);
     fclose(f);
     if (e != 0) {
+        np_nodemem_free(m);
         errno = e;
         return -1;
     }
     return 0;
+}
+
+void np_nodemem_free(struct np_nodemem *m)
+{
+    free(m->bytes);
+    m->bytes = NULL;
+    m->n = 0;
 }

@@ -8,12 +8,15 @@
 #include "np_nodemem.h"
 #include "tests.h"
 
-static unsigned long long sum(const char *const *lines, int n, int node, int nnodes)
+/* The bytes on `node` that the lines add up to. */
+static unsigned long long sum(const char *const *lines, int n, int node)
 {
-    unsigned long long bytes[8] = {0};
+    struct np_nodemem m = {NULL, 0};
     for (int i = 0; i < n; i++)
-        np_nodemem_line(lines[i], bytes, nnodes);
-    return bytes[node];
+        ck_assert_int_eq(np_nodemem_line(lines[i], &m), 0);
+    unsigned long long b = node < m.n ? m.bytes[node] : 0;
+    np_nodemem_free(&m);
+    return b;
 }
 
 START_TEST(counts_pages_per_node)
@@ -28,11 +31,23 @@ START_TEST(counts_pages_per_node)
         "",
     };
     int n = sizeof lines / sizeof *lines;
-    ck_assert_uint_eq(sum(lines, n, 0, 4), (2 + 3 + 2) * 4096ULL);
-    ck_assert_uint_eq(sum(lines, n, 1, 4), 1 * 4096ULL + 512ULL * 2048 * 1024 + 2 * 4096ULL);
-    ck_assert_uint_eq(sum(lines, n, 3, 4), 2 * 4096ULL);
-    /* Nodes past nnodes are not counted (nor written). */
-    ck_assert_uint_eq(sum(lines, n, 3, 3), 0);
+    ck_assert_uint_eq(sum(lines, n, 0), (2 + 3 + 2) * 4096ULL);
+    ck_assert_uint_eq(sum(lines, n, 1), 1 * 4096ULL + 512ULL * 2048 * 1024 + 2 * 4096ULL);
+    ck_assert_uint_eq(sum(lines, n, 3), 2 * 4096ULL);
+    /* The array ends at the highest node with memory; a node past the
+     * highest a machine can have is not counted. */
+    struct np_nodemem m = {NULL, 0};
+    for (int i = 0; i < n; i++)
+        np_nodemem_line(lines[i], &m);
+    ck_assert_int_eq(m.n, 4);
+    np_nodemem_line("1000 default anon=1 dirty=1 N4096=1 kernelpagesize_kB=4", &m);
+    np_nodemem_line("1000 default anon=1 dirty=1 N99999999999=1 kernelpagesize_kB=4", &m);
+    ck_assert_int_eq(m.n, 4);
+    np_nodemem_line("1000 default anon=1 dirty=1 N7=1 kernelpagesize_kB=4", &m);
+    ck_assert_int_eq(m.n, 8);
+    ck_assert_uint_eq(m.bytes[7], 4096);
+    ck_assert_uint_eq(m.bytes[5], 0);
+    np_nodemem_free(&m);
 }
 END_TEST
 
@@ -48,7 +63,7 @@ START_TEST(file_names_do_not_count)
         "7f0000002000 default file=/tmp/c mapped=5 N1=7 kernelpagesize_kB=4 anon=1 dirty=1 N1=1 "
         "kernelpagesize_kB=4\n",
     };
-    ck_assert_uint_eq(sum(evil, 3, 1, 2), 4096ULL);
+    ck_assert_uint_eq(sum(evil, 3, 1), 4096ULL);
 }
 END_TEST
 
@@ -60,19 +75,24 @@ START_TEST(reads_a_file)
     const char *text = "1000 default anon=3 dirty=3 N0=3 kernelpagesize_kB=4\n"
                        "2000 default file=/lib/x.so mapped=10 mapmax=4 N1=10 kernelpagesize_kB=4\n";
     ck_assert_int_eq(t_write_file(path, text, strlen(text)), 0);
-    unsigned long long bytes[2] = {99, 99};
-    ck_assert_int_eq(np_nodemem_read(path, bytes, 2), 0);
-    ck_assert_uint_eq(bytes[0], 3 * 4096ULL);
-    ck_assert_uint_eq(bytes[1], 10 * 4096ULL);
+    struct np_nodemem m;
+    ck_assert_int_eq(np_nodemem_read(path, &m), 0);
+    ck_assert_int_eq(m.n, 2);
+    ck_assert_uint_eq(m.bytes[0], 3 * 4096ULL);
+    ck_assert_uint_eq(m.bytes[1], 10 * 4096ULL);
+    np_nodemem_free(&m);
     unlink(path);
     errno = 0;
-    ck_assert_int_eq(np_nodemem_read(path, bytes, 2), -1);
+    ck_assert_int_eq(np_nodemem_read(path, &m), -1);
     ck_assert_int_eq(errno, ENOENT);
+    ck_assert_int_eq(m.n, 0);
     t_rmdir(dir);
     /* This process: some memory on node 0, when the kernel has NUMA. */
     if (access("/proc/self/numa_maps", R_OK) == 0) {
-        ck_assert_int_eq(np_nodemem_read(NULL, bytes, 1), 0);
-        ck_assert_uint_gt(bytes[0], 0);
+        ck_assert_int_eq(np_nodemem_read(NULL, &m), 0);
+        ck_assert_int_ge(m.n, 1);
+        ck_assert_uint_gt(m.bytes[0], 0);
+        np_nodemem_free(&m);
     }
 }
 END_TEST

@@ -103,6 +103,8 @@ class BadInputTest {
                 bad("mem=", "mem"),
                 bad("log=", "log"),
                 bad("strict=", "strict"),
+                bad("jfr=", "jfr"),
+                bad("jfr", "jfr"),
                 // unknown keys, case, spaces
                 bad("foo=1", "foo"),
                 bad("GROUP=1", "GROUP"),
@@ -172,6 +174,9 @@ class BadInputTest {
                 bad("dryrun=yes", "dryrun"),
                 bad("dryrun=1", "dryrun"),
                 bad("help=maybe", "help"),
+                bad("jfr=yes", "jfr"),
+                bad("jfr=OFF", "jfr"),
+                bad("jfr=on,jfr=off", "jfr"),
                 // memory policies and their nodes
                 bad("mem=bogus", "mem"),
                 bad("mem=bind:", "mem"),

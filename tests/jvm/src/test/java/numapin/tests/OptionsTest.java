@@ -72,8 +72,8 @@ class OptionsTest {
     void helpPrintsTheReferenceAndTheJvmGoesOn() {
         ChildResult r = ChildJvm.version().options("help").run().assertExit(0);
         String out = r.stdout + r.stderr;
-        for (String key : List.of("group=", "groups=", "threads=", "cpus=", "mem=", "log=", "report=", "dryrun", "strict",
-                "help")) {
+        for (String key : List.of("group=", "groups=", "threads=", "cpus=", "mem=", "log=", "report=", "jfr=", "dryrun",
+                "strict", "help")) {
             assertTrue(out.contains(key), "help does not mention " + key + "\n" + r.describe());
         }
         for (String value : List.of("node", "core", "pu", "preferred", "bind", "interleave", "local", "none")) {
@@ -93,7 +93,7 @@ class OptionsTest {
     @Test
     void everyOptionWithAValidValueIsAccepted() {
         ChildResult r = ChildJvm.version()
-                .options("group=0,groups=1,threads=X-*|Y?,cpus=core,mem=interleave,log=warning,"
+                .options("group=0,groups=1,threads=X-*|Y?,cpus=core,mem=interleave,log=warning,jfr=off,"
                         + "dryrun=false,strict=false,help=false")
                 .run().assertExit(0);
         assertEquals(List.of(), r.levelLines("error"), r.describe());
