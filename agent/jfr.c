@@ -573,8 +573,12 @@ static void tell_placement(struct np_sink *s, const struct np_placement_event *e
 {
     (void)s;
     JNIEnv *env = here();
-    if (env == NULL || (*env)->PushLocalFrame(env, 8) != 0)
+    if (env == NULL)
         return;
+    if ((*env)->PushLocalFrame(env, 8) != 0) {
+        ok(env, "PushLocalFrame");
+        return;
+    }
     union value v[P_COUNT];
     v[P_THREAD].o = NULL;
     if (e->live && e->how == NP_HOW_START && !e->earlier) {
@@ -750,6 +754,8 @@ static void poll(JNIEnv *env, bool *gave_up)
         threads_list(env, &replay);
         int told = np_agent_listen(agent);
         threads_free(env, &replay);
+        if (atomic_load(&stopping))
+            np_agent_unlisten(agent); /* VMDeath came meanwhile */
         np_log(NP_LOG_DEBUG, "JFR: recordings %s run: told the plan, the advice and %d "
                              "placements made before", list, told);
     }
@@ -824,7 +830,7 @@ static void *watch(void *arg)
         poll(env, &gave_up);
         if (ticked && defined && nseen > 0)
             node_memory(env);
-        ticked = wait_for(env, !defined && ms_since(&t0) < FAST_FOR_MS ? POLL_FAST_MS : POLL_MS);
+        ticked = wait_for(env, ms_since(&t0) < FAST_FOR_MS ? POLL_FAST_MS : POLL_MS);
     }
     np_agent_unlisten(agent);
     (*env)->ExceptionClear(env);

@@ -252,6 +252,13 @@ class JfrTest {
         return r[1];
     }
 
+    /** JFR.start with jcmd; waits until numapin has told the recording the placements made before. */
+    static void startRecording(Launch.Running run, String name, Path file, int earlier) {
+        jcmd(run, "JFR.start", "name=" + name, "filename=" + file);
+        run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: recordings \\S+ run: told the plan, the advice and "
+                + earlier + " placements made before"), 60);
+    }
+
     @Test
     void recordingsStartedAndStoppedWithJcmdHoldThePlacementsOfTheirTime() throws IOException {
         Path first = dir.resolve("first.jfr");
@@ -261,9 +268,7 @@ class JfrTest {
         try {
             // Pool 1 placed; a recording starts: it is told pool 1 at once.
             run.awaitLine(Pattern.compile("phase-ready 1 .*"), 60);
-            jcmd(run, "JFR.start", "name=first", "filename=" + first);
-            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: recordings \\S+ run: told the plan, the advice and "
-                    + "2 placements made before"), 60);
+            startRecording(run, "first", first, 2);
             Files.createFile(dir.resolve("go-1"));
             // Pool 2 placed while it runs; then it stops.
             run.awaitLine(Pattern.compile("phase-ready 2 .*"), 60);
@@ -272,9 +277,7 @@ class JfrTest {
             Files.createFile(dir.resolve("go-2"));
             // Pool 3 placed with no recording; a second one starts and is told pools 1 to 3.
             run.awaitLine(Pattern.compile("phase-ready 3 .*"), 60);
-            jcmd(run, "JFR.start", "name=second", "filename=" + second);
-            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: recordings \\S+ run: told the plan, the advice and "
-                    + "6 placements made before"), 60);
+            startRecording(run, "second", second, 6);
             Files.createFile(dir.resolve("go-3"));
             run.awaitLine(Pattern.compile("phase-ready 4 .*"), 60);
             jcmd(run, "JFR.stop", "name=second");
