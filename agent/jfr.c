@@ -105,7 +105,8 @@ static const struct method_ref base_methods[] = {
     {&m_sem_try, &c_semaphore, "tryAcquire", "(JLjava/util/concurrent/TimeUnit;)Z", false},
     {&m_sem_release, &c_semaphore, "release", "()V", false},
     {&m_sem_drain, &c_semaphore, "drainPermits", "()I", false},
-    {&m_public_lookup, &c_method_handles, "publicLookup", "()Ljava/lang/invoke/MethodHandles$Lookup;", true},
+    {&m_public_lookup, &c_method_handles, "publicLookup",
+     "()Ljava/lang/invoke/MethodHandles$Lookup;", true},
     {&m_find_virtual, &c_lookup, "findVirtual",
      "(Ljava/lang/Class;Ljava/lang/String;Ljava/lang/invoke/MethodType;)"
      "Ljava/lang/invoke/MethodHandle;", false},
@@ -259,6 +260,14 @@ static struct type *const types[] = {&t_placement, &t_plan, &t_advice, &t_memory
 
 /* ---------------------------------------------------------------- JNI */
 
+/* o, the result of the JNI call just made; NULL when it threw (the
+ * exception left pending for ok()).  Checking at once is what JNI asks
+ * (-Xcheck:jni says so otherwise). */
+static jobject chk(JNIEnv *env, jobject o)
+{
+    return (*env)->ExceptionCheck(env) ? NULL : o;
+}
+
 /* True when no exception is pending; else describes and clears it, and
  * warns (once) that `what` failed. */
 static bool ok(JNIEnv *env, const char *what)
@@ -298,7 +307,7 @@ static int find(JNIEnv *env, const struct class_ref *cs, size_t nc, const struct
                 size_t nm, const struct field_ref *fs, size_t nf, bool quiet)
 {
     for (size_t i = 0; i < nc; i++) {
-        jclass local = (*env)->FindClass(env, cs[i].name);
+        jclass local = chk(env, (*env)->FindClass(env, cs[i].name));
         if (local == NULL) {
             if (quiet)
                 (*env)->ExceptionClear(env);
@@ -335,14 +344,17 @@ static int find(JNIEnv *env, const struct class_ref *cs, size_t nc, const struct
 /* One field's value as an object (a local ref; NULL for a null value). */
 static jobject box(JNIEnv *env, enum kind k, const union value *v)
 {
+    jobject o = NULL;
     switch (k) {
-    case STRING: return v->s != NULL ? (*env)->NewStringUTF(env, v->s) : NULL;
-    case INT: return (*env)->CallStaticObjectMethod(env, c_integer, m_integer_of, (jint)v->i);
-    case LONG: return (*env)->CallStaticObjectMethod(env, c_long, m_long_of, (jlong)v->i);
-    case BOOL: return (*env)->CallStaticObjectMethod(env, c_boolean, m_boolean_of, (jboolean)v->b);
-    case THREAD: return v->o != NULL ? (*env)->NewLocalRef(env, v->o) : NULL;
+    case STRING: o = v->s != NULL ? (*env)->NewStringUTF(env, v->s) : NULL; break;
+    case INT: o = (*env)->CallStaticObjectMethod(env, c_integer, m_integer_of, (jint)v->i); break;
+    case LONG: o = (*env)->CallStaticObjectMethod(env, c_long, m_long_of, (jlong)v->i); break;
+    case BOOL:
+        o = (*env)->CallStaticObjectMethod(env, c_boolean, m_boolean_of, (jboolean)v->b);
+        break;
+    case THREAD: o = v->o != NULL ? (*env)->NewLocalRef(env, v->o) : NULL; break;
     }
-    return NULL;
+    return chk(env, o);
 }
 
 /* Commits one event of type t with these values (one a field), when the
@@ -353,9 +365,13 @@ static void emit(JNIEnv *env, const struct type *t, const union value *v)
         ok(env, "PushLocalFrame");
         return;
     }
-    jobject ev = (*env)->CallObjectMethod(env, t->factory, m_new_event);
+    jobject ev = chk(env, (*env)->CallObjectMethod(env, t->factory, m_new_event));
     bool good = ok(env, "EventFactory.newEvent") && ev != NULL;
-    if (good && (*env)->CallBooleanMethod(env, ev, m_should_commit) && ok(env, "shouldCommit")) {
+    if (good) {
+        jboolean wanted = (*env)->CallBooleanMethod(env, ev, m_should_commit);
+        good = ok(env, "Event.shouldCommit") && wanted;
+    }
+    if (good) {
         for (int i = 0; good && i < t->n; i++) {
             jobject o = box(env, t->fields[i].kind, &v[i]);
             if (!(good = ok(env, t->fields[i].name)) || o == NULL)
@@ -376,25 +392,25 @@ static void emit(JNIEnv *env, const struct type *t, const union value *v)
 /* new AnnotationElement(type, value), a local ref. */
 static jobject annotation(JNIEnv *env, jclass type, jobject value)
 {
-    return (*env)->NewObject(env, c_annotation_element, m_annotation_new, type, value);
+    return chk(env, (*env)->NewObject(env, c_annotation_element, m_annotation_new, type, value));
 }
 
 static jobject annotation_str(JNIEnv *env, jclass type, const char *value)
 {
-    jstring s = (*env)->NewStringUTF(env, value);
+    jstring s = chk(env, (*env)->NewStringUTF(env, value));
     return s != NULL ? annotation(env, type, s) : NULL;
 }
 
 /* Arrays.asList(items[0..n)), a local ref. */
 static jobject list_of(JNIEnv *env, jobject *items, int n)
 {
-    jobjectArray a = (*env)->NewObjectArray(env, n, c_object, NULL);
+    jobjectArray a = chk(env, (*env)->NewObjectArray(env, n, c_object, NULL));
     for (int i = 0; a != NULL && i < n; i++) {
         if (items[i] == NULL)
             return NULL; /* an exception is pending */
         (*env)->SetObjectArrayElement(env, a, i, items[i]);
     }
-    return a != NULL ? (*env)->CallStaticObjectMethod(env, c_arrays, m_as_list, a) : NULL;
+    return a != NULL ? chk(env, (*env)->CallStaticObjectMethod(env, c_arrays, m_as_list, a)) : NULL;
 }
 
 /* The annotations of a field: @Label, @Description, maybe @DataAmount. */
@@ -418,11 +434,11 @@ static int define(JNIEnv *env, struct type *t)
         return ok(env, "PushLocalFrame"), -1;
     jobject ann[6], fields[16], annotations = NULL, field_list = NULL, factory = NULL;
     int na = 0;
-    jobjectArray category = (*env)->NewObjectArray(env, 1, c_string, NULL);
-    jstring numapin = category != NULL ? (*env)->NewStringUTF(env, "numapin") : NULL;
-    jobject no = numapin != NULL
-                     ? (*env)->CallStaticObjectMethod(env, c_boolean, m_boolean_of, JNI_FALSE)
-                     : NULL;
+    jobjectArray category = chk(env, (*env)->NewObjectArray(env, 1, c_string, NULL));
+    jstring numapin = category != NULL ? chk(env, (*env)->NewStringUTF(env, "numapin")) : NULL;
+    jobject no = numapin != NULL ? chk(env, (*env)->CallStaticObjectMethod(env, c_boolean,
+                                                                           m_boolean_of, JNI_FALSE))
+                                 : NULL;
     if (no == NULL || t->n > 16)
         goto out;
     (*env)->SetObjectArrayElement(env, category, 0, numapin);
@@ -440,16 +456,16 @@ static int define(JNIEnv *env, struct type *t)
                        : f->kind == LONG ? o_long_type : f->kind == BOOL ? o_boolean_type
                        : c_thread;
         jobject list = field_annotations(env, f);
-        jstring name = list != NULL ? (*env)->NewStringUTF(env, f->name) : NULL;
-        fields[i] = name != NULL ? (*env)->NewObject(env, c_value_descriptor, m_descriptor_new,
-                                                     type, name, list)
+        jstring name = list != NULL ? chk(env, (*env)->NewStringUTF(env, f->name)) : NULL;
+        fields[i] = name != NULL ? chk(env, (*env)->NewObject(env, c_value_descriptor,
+                                                              m_descriptor_new, type, name, list))
                                  : NULL;
         if (fields[i] == NULL)
             goto out;
     }
     if ((field_list = list_of(env, fields, t->n)) != NULL)
-        factory = (*env)->CallStaticObjectMethod(env, c_event_factory, m_factory_create,
-                                                 annotations, field_list);
+        factory = chk(env, (*env)->CallStaticObjectMethod(env, c_event_factory, m_factory_create,
+                                                 annotations, field_list));
     if (factory != NULL && !(*env)->ExceptionCheck(env))
         t->factory = (*env)->NewGlobalRef(env, factory);
 out:
@@ -467,23 +483,28 @@ static int add_periodic(JNIEnv *env)
 {
     if ((*env)->PushLocalFrame(env, 16) != 0)
         return ok(env, "PushLocalFrame"), -1;
-    jobject ev = (*env)->CallObjectMethod(env, t_memory.factory, m_new_event);
-    jclass cls = ev != NULL ? (*env)->GetObjectClass(env, ev) : NULL;
-    jobject lookup = cls != NULL ? (*env)->CallStaticObjectMethod(env, c_method_handles,
-                                                                  m_public_lookup) : NULL;
-    jobject mt = lookup != NULL ? (*env)->CallStaticObjectMethod(env, c_method_type, m_method_type,
-                                                                 o_void_type) : NULL;
-    jstring release = (*env)->NewStringUTF(env, "release");
-    jobject mh = mt != NULL && release != NULL
-                     ? (*env)->CallObjectMethod(env, lookup, m_find_virtual, c_semaphore, release, mt)
-                     : NULL;
-    jobject bound = mh != NULL ? (*env)->CallObjectMethod(env, mh, m_bind_to, semaphore) : NULL;
-    jobject hook = bound != NULL ? (*env)->CallStaticObjectMethod(env, c_mh_proxies, m_as_interface,
-                                                                  c_runnable, bound) : NULL;
-    if (cls != NULL && hook != NULL)
-        (*env)->CallStaticVoidMethod(env, c_flight_recorder, m_add_periodic, cls, hook);
-    int rc = cls != NULL && hook != NULL && ok(env, "FlightRecorder.addPeriodicEvent") ? 0 : -1;
-    (*env)->ExceptionClear(env);
+    int rc = -1;
+    jobject ev, lookup, mt, mh, bound, hook;
+    jstring release;
+    jclass cls;
+    if ((ev = chk(env, (*env)->CallObjectMethod(env, t_memory.factory, m_new_event))) == NULL ||
+        (cls = (*env)->GetObjectClass(env, ev)) == NULL ||
+        (lookup = chk(env, (*env)->CallStaticObjectMethod(env, c_method_handles,
+                                                          m_public_lookup))) == NULL ||
+        (mt = chk(env, (*env)->CallStaticObjectMethod(env, c_method_type, m_method_type,
+                                                      o_void_type))) == NULL ||
+        (release = chk(env, (*env)->NewStringUTF(env, "release"))) == NULL ||
+        (mh = chk(env, (*env)->CallObjectMethod(env, lookup, m_find_virtual, c_semaphore, release,
+                                                mt))) == NULL ||
+        (bound = chk(env, (*env)->CallObjectMethod(env, mh, m_bind_to, semaphore))) == NULL ||
+        (hook = chk(env, (*env)->CallStaticObjectMethod(env, c_mh_proxies, m_as_interface,
+                                                        c_runnable, bound))) == NULL)
+        goto out;
+    (*env)->CallStaticVoidMethod(env, c_flight_recorder, m_add_periodic, cls, hook);
+    rc = 0;
+out:
+    if (!ok(env, "FlightRecorder.addPeriodicEvent"))
+        rc = -1;
     (*env)->PopLocalFrame(env, NULL);
     return rc;
 }
@@ -512,23 +533,25 @@ static int threads_list(JNIEnv *env, struct threads *t)
     memset(t, 0, sizeof *t);
     if (tid_of == NULL)
         return -1;
-    jobject me = (*env)->CallStaticObjectMethod(env, c_thread, m_current_thread);
-    jobject g = me != NULL ? (*env)->CallObjectMethod(env, me, m_thread_group) : NULL;
-    for (jobject up; g != NULL && (up = (*env)->CallObjectMethod(env, g, m_group_parent)) != NULL;) {
+    jobject me = chk(env, (*env)->CallStaticObjectMethod(env, c_thread, m_current_thread));
+    jobject g = me != NULL ? chk(env, (*env)->CallObjectMethod(env, me, m_thread_group)) : NULL;
+    jobject up;
+    while (g != NULL && (up = chk(env, (*env)->CallObjectMethod(env, g, m_group_parent))) != NULL) {
         (*env)->DeleteLocalRef(env, g);
         g = up;
     }
-    jint count = g != NULL && ok(env, "ThreadGroup") ? (*env)->CallIntMethod(env, g, m_group_count) : 0;
+    jint count = g != NULL && ok(env, "ThreadGroup")
+                     ? (*env)->CallIntMethod(env, g, m_group_count) : 0;
     if (ok(env, "ThreadGroup.activeCount") && g != NULL && count >= 0) {
         jint room = count + count / 2 + 16;
-        t->all = (*env)->NewObjectArray(env, room, c_thread, NULL);
+        t->all = chk(env, (*env)->NewObjectArray(env, room, c_thread, NULL));
         t->n = t->all != NULL ? (*env)->CallIntMethod(env, g, m_group_enumerate, t->all, JNI_TRUE)
                               : 0;
         if (!ok(env, "ThreadGroup.enumerate"))
             t->n = 0;
         t->tids = calloc((size_t)(t->n > 0 ? t->n : 1), sizeof *t->tids);
         for (int i = 0; t->tids != NULL && i < t->n; i++) {
-            jobject th = (*env)->GetObjectArrayElement(env, t->all, i);
+            jobject th = chk(env, (*env)->GetObjectArrayElement(env, t->all, i));
             t->tids[i] = th != NULL ? tid_of(env, th) : -1;
             if (th != NULL)
                 (*env)->DeleteLocalRef(env, th);
@@ -550,7 +573,7 @@ static jobject threads_find(JNIEnv *env, const struct threads *t, pid_t tid)
 {
     for (int i = 0; i < t->n; i++)
         if (t->tids[i] == tid)
-            return (*env)->GetObjectArrayElement(env, t->all, i);
+            return chk(env, (*env)->GetObjectArrayElement(env, t->all, i));
     return NULL;
 }
 
@@ -583,7 +606,7 @@ static void tell_placement(struct np_sink *s, const struct np_placement_event *e
     v[P_THREAD].o = NULL;
     if (e->live && e->how == NP_HOW_START && !e->earlier) {
         /* Told on the thread itself, at its start. */
-        v[P_THREAD].o = (*env)->CallStaticObjectMethod(env, c_thread, m_current_thread);
+        v[P_THREAD].o = chk(env, (*env)->CallStaticObjectMethod(env, c_thread, m_current_thread));
     } else if (e->live && e->earlier) {
         v[P_THREAD].o = threads_find(env, &replay, e->tid);
     } else if (e->live) {
@@ -703,13 +726,14 @@ static int running(JNIEnv *env, jlong *ids, bool *gave_up)
         np_log(NP_LOG_DEBUG, "JFR: defined numapin.Placement, numapin.Plan, numapin.Advice and "
                              "numapin.NodeMemory");
     }
-    jobject rec = (*env)->CallStaticObjectMethod(env, c_flight_recorder, m_get_recorder);
-    jobject list = rec != NULL ? (*env)->CallObjectMethod(env, rec, m_get_recordings) : NULL;
+    jobject rec = chk(env, (*env)->CallStaticObjectMethod(env, c_flight_recorder, m_get_recorder));
+    jobject list =
+        rec != NULL ? chk(env, (*env)->CallObjectMethod(env, rec, m_get_recordings)) : NULL;
     jint size = list != NULL ? (*env)->CallIntMethod(env, list, m_list_size) : 0;
     int n = 0;
     for (jint i = 0; ok(env, "FlightRecorder.getRecordings") && i < size; i++) {
-        jobject r = (*env)->CallObjectMethod(env, list, m_list_get, i);
-        jobject state = r != NULL ? (*env)->CallObjectMethod(env, r, m_rec_state) : NULL;
+        jobject r = chk(env, (*env)->CallObjectMethod(env, list, m_list_get, i));
+        jobject state = r != NULL ? chk(env, (*env)->CallObjectMethod(env, r, m_rec_state)) : NULL;
         if (state != NULL && (*env)->IsSameObject(env, state, o_running)) {
             jlong id = (*env)->CallLongMethod(env, r, m_rec_id);
             if (n < MAX_RECORDINGS && !(*env)->ExceptionCheck(env))
@@ -805,7 +829,7 @@ static int setup(JNIEnv *env)
                              "no JFR events");
         return -1;
     }
-    jobject sem = (*env)->NewObject(env, c_semaphore, m_sem_new, (jint)0);
+    jobject sem = chk(env, (*env)->NewObject(env, c_semaphore, m_sem_new, (jint)0));
     jobject global = sem != NULL ? (*env)->NewGlobalRef(env, sem) : NULL;
     if (global == NULL)
         return ok(env, "new Semaphore"), -1;
