@@ -47,8 +47,8 @@ $(B)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-# Only agent.c includes jvmti.h.
-$(B)/agent/agent.o: CFLAGS += -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
+# Only agent.c includes jvmti.h; jfr.c calls JNI (jni.h).
+$(B)/agent/agent.o $(B)/agent/jfr.o: CFLAGS += -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux
 # The tool's version and where an installed agent is (cli/groups.c).
 CLI_DEFS := -DNP_VERSION='"$(VERSION)"' $(if $(MULTIARCH),-DNP_MULTIARCH='"$(MULTIARCH)"')
 $(CLI_OBJ): CFLAGS += $(CLI_DEFS) -Icli

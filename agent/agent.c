@@ -25,6 +25,7 @@
 
 #include "np_agent.h"
 #include "hotspot.h"
+#include "jfr.h"
 
 static struct np_agent *agent;
 static np_once warned_jvmti;
@@ -197,13 +198,14 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     (void)thread;
     read_flags(jni);
     start_rescan(jvmti, jni);
+    np_jfr_start(jni);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    (void)jni;
     /* Threads still running may call back after this: the agent stays
      * allocated for the life of the process. */
+    np_jfr_stop(jni);
     np_agent_summary(agent);
     np_agent_report(agent);
     if (rescan_monitor != NULL) {
@@ -257,6 +259,7 @@ static jint start(JavaVM *vm, const char *options, int late)
         return status(st, late);
     if (!agent->active)
         return JNI_OK;
+    np_jfr_init(vm, agent, options, os_tid);
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.ThreadStart = on_thread_start;
@@ -289,6 +292,7 @@ static jint start(JavaVM *vm, const char *options, int late)
         }
         read_flags(jni);
         start_rescan(jvmti, jni);
+        np_jfr_start(jni);
         if (eetop != NULL)
             scan(jvmti, jni, NP_HOW_ATTACH);
     }

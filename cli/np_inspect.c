@@ -15,6 +15,7 @@
 #include "np_json.h"
 #include "np_log.h"
 #include "np_glob.h"
+#include "np_nodemem.h"
 
 void np_inspect_named_free(struct np_named *n, int count)
 {
@@ -214,44 +215,22 @@ static void seen_free(struct np_seen *s)
     hwloc_bitmap_free(s->nodes);
 }
 
-/* Resident pages per node, from /proc/PID/numa_maps ("N1=42" fields,
- * counted in pages of kernelpagesize_kB).  0, or -1 when unreadable. */
+/* Resident memory per node, from /proc/PID/numa_maps.  0, or -1 when
+ * unreadable. */
 static int memory(pid_t pid, struct np_inspect *c)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/numa_maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
+    struct np_nodemem m;
+    if (np_nodemem_read(path, &m) != 0)
         return -1;
-    char *line = NULL;
-    size_t cap = 0;
     int rc = 0;
-    while (rc == 0 && getline(&line, &cap, f) > 0) {
-        long long page_kb = 4;
-        char *ps = strstr(line, " kernelpagesize_kB=");
-        if (ps != NULL)
-            page_kb = strtoll(ps + 19, NULL, 10);
-        for (char *p = strstr(line, " N"); p != NULL; p = strstr(p + 1, " N")) {
-            char *eq;
-            long node = strtol(p + 2, &eq, 10);
-            if (eq == p + 2 || *eq != '=' || node < 0 || node > 4095)
-                continue;
-            long long pages = strtoll(eq + 1, NULL, 10);
-            if (node >= c->nnode_kb) {
-                long long *m = realloc(c->node_kb, (size_t)(node + 1) * sizeof *m);
-                if (m == NULL) {
-                    rc = -1;
-                    break;
-                }
-                memset(m + c->nnode_kb, 0, (size_t)(node + 1 - c->nnode_kb) * sizeof *m);
-                c->node_kb = m;
-                c->nnode_kb = (int)node + 1;
-            }
-            c->node_kb[node] += pages * page_kb;
-        }
-    }
-    free(line);
-    fclose(f);
+    if (m.n > 0 && (c->node_kb = calloc((size_t)m.n, sizeof *c->node_kb)) == NULL)
+        rc = -1;
+    for (int n = 0; rc == 0 && n < m.n; n++)
+        c->node_kb[n] = (long long)(m.bytes[n] / 1024);
+    c->nnode_kb = rc == 0 ? m.n : 0;
+    np_nodemem_free(&m);
     return rc;
 }
 

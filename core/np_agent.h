@@ -30,6 +30,7 @@
 #include "np_plan.h"
 #include "np_record.h"
 #include "np_report.h"
+#include "np_sink.h"
 #include "np_targets.h"
 #include "np_topo.h"
 
@@ -66,6 +67,11 @@ struct np_agent {
     struct np_drift *drift;
     np_once warned_cpu, warned_mem, warned_verify, warned_oom, warned_oversubscribed,
         warned_reset, told_mem_unchanged;
+    /* The sink (agent/jfr.c) and what it is told later: np_sink.h. */
+    struct np_sink *sink;
+    unsigned sink_epochs;
+    struct np_advice_line advice[NP_ADVICE_KEEP];
+    int nadvice;
 };
 
 /* The current targets: a callback reads them once and uses that copy

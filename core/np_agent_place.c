@@ -128,8 +128,8 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     bool compute;
     if (np_advise_oversubscribed(live, hwloc_bitmap_weight(t->place_cpus), name, &compute, advice,
                                  sizeof advice))
-        np_log(np_once_level(&a->warned_oversubscribed, compute ? NP_LOG_WARNING : NP_LOG_INFO),
-               "advice: %s", advice);
+        np_agent_advise(a, np_once_level(&a->warned_oversubscribed,
+                                         compute ? NP_LOG_WARNING : NP_LOG_INFO), advice);
     hwloc_const_bitmap_t cpus = np_targets_cpus(t, slot);
     const char *want_cpus = np_targets_cpus_str(t, slot);
     if (a->opt.dryrun) {
@@ -146,6 +146,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
         return;
     }
     np_record_set(a->record, e, NP_PLACED, 0, r.mem_errno, r.cpu_ok, r.mem_ok);
+    np_agent_tell(a, e);
     if (np_agent_targets(a)->gen != t->gen)
         follow(a, e, t);
     bool verified = r.cpu_ok && r.mem_ok;
@@ -239,10 +240,12 @@ static void place_other(struct np_agent *a, struct np_ref e, const char *name, p
         return; /* the thread has ended since */
     const struct np_targets *t = np_targets_find(np_agent_targets(a), copy.plan);
     int err = np_agent_set_other(a, t, e, copy.slot, name, tid, how, NULL);
-    if (err != 0)
+    if (err != 0) {
         bind_failed(a, e, name, tid, np_targets_cpus_str(t, copy.slot), err);
-    else
+    } else {
         np_record_settle(a->record, e);
+        np_agent_tell(a, e);
+    }
     if (err == 0 && a->opt.mem != NP_MEM_NONE && !a->opt.dryrun)
         np_log(np_once_level(&a->told_mem_unchanged, NP_LOG_INFO),
                "threads placed from outside (%s) keep their memory policy: Linux lets only a "

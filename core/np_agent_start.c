@@ -135,10 +135,10 @@ static void advise_at_start(struct np_agent *a)
     a->have_startup = a->topo.thissystem && np_actual_init(&a->startup) == 0 &&
                       np_read_self(a->topo.topology, &a->startup) == 0;
     if (a->have_startup && np_advise_alignment(&a->topo, &a->startup, msg, sizeof msg))
-        np_log(NP_LOG_WARNING, "advice: %s", msg);
+        np_agent_advise(a, NP_LOG_WARNING, msg);
     if (a->topo.thissystem && !a->opt.dryrun &&
         np_advise_numa_balancing(np_read_numa_balancing(NULL), msg, sizeof msg))
-        np_log(NP_LOG_WARNING, "advice: %s", msg);
+        np_agent_advise(a, NP_LOG_WARNING, msg);
 }
 
 void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
@@ -157,12 +157,12 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
     if (all != NULL) {
         usable_nodes(a, all);
         if (np_advise_use_numa(f, mine->nodes, all, msg, sizeof msg))
-            np_log(f->use_numa == 1 && !hwloc_bitmap_isequal(mine->nodes, all)
-                       ? NP_LOG_WARNING : NP_LOG_INFO, "advice: %s", msg);
+            np_agent_advise(a, f->use_numa == 1 && !hwloc_bitmap_isequal(mine->nodes, all)
+                                   ? NP_LOG_WARNING : NP_LOG_INFO, msg);
         hwloc_bitmap_free(all);
     }
     if (np_advise_threads(f, hwloc_bitmap_weight(mine->cpus), msg, sizeof msg))
-        np_log(NP_LOG_WARNING, "advice: %s", msg);
+        np_agent_advise(a, NP_LOG_WARNING, msg);
 }
 
 /* "WHAT 'PATH': WHY (ENAME)" for a file numapin refused by its own rules,
@@ -388,7 +388,7 @@ static void log_plan(struct np_agent *a, const struct np_target *t)
     for (int i = 0; i < g->plan.nwarnings; i++) {
         const struct np_warning *w = &g->plan.warnings[i];
         if (a->opt.group >= w->first_group && a->opt.group <= w->last_group)
-            np_log(NP_LOG_WARNING, "advice: %s", w->text);
+            np_agent_advise(a, NP_LOG_WARNING, w->text);
     }
 }
 
@@ -499,6 +499,7 @@ void np_agent_destroy(struct np_agent *a)
     np_claim_release(a->claim_fd);
     np_drift_free(a->drift);
     np_record_destroy(a->record);
+    np_agent_sink_free(a);
     np_targets_free_all(a->targets);
     np_actual_destroy(&a->startup);
     if (a->lock_fd >= 0)

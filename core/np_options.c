@@ -40,6 +40,8 @@ const char *np_options_help(void)
 "                   to stdout, or appended to FILE (%p: the process id)\n"
 "  report=FILE      at exit, write the placements as JSON to FILE (%p: the\n"
 "                   process id)\n"
+"  jfr=on|off       JFR events (numapin.Placement, Plan, Advice, NodeMemory)\n"
+"                   while a JFR recording runs (default on)\n"
 "  dryrun           plan and log, bind nothing (alone, or =yes|no|true|false)\n"
 "  strict           a failure to apply the plan at start-up stops the JVM\n"
 "                   (alone, or =yes|no|true|false)\n"
@@ -151,11 +153,11 @@ static int parse_mem(const char *v, struct np_options *o)
 
 enum key {
     K_GROUP, K_GROUPS, K_LOCKDIR, K_THREADS, K_SCOPE, K_RESCAN, K_DRIFT, K_DOMAIN, K_CPUS,
-    K_CPUKIND, K_MEM, K_LOG, K_REPORT, K_DRYRUN, K_STRICT, K_HELP, K_COUNT
+    K_CPUKIND, K_MEM, K_LOG, K_REPORT, K_JFR, K_DRYRUN, K_STRICT, K_HELP, K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
     "group", "groups", "lockdir", "threads", "scope", "rescan", "drift", "domain", "cpus",
-    "cpukind", "mem", "log", "report", "dryrun", "strict", "help",
+    "cpukind", "mem", "log", "report", "jfr", "dryrun", "strict", "help",
 };
 static const struct np_names keys = {key_names, K_COUNT};
 
@@ -257,6 +259,12 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
             return o->report_file != NULL ? 0 : -1;
         }
         break;
+    case K_JFR:
+        if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0) {
+            o->jfr = strcmp(v, "on") == 0;
+            return 0;
+        }
+        break;
     case K_DRYRUN:
         if (parse_flag(v, &o->dryrun) == 0)
             return 0;
@@ -298,6 +306,7 @@ valid_values:;
                 "and FILE a path in which %p stands for the process id and %% for '%'";
         break;
     case K_REPORT: valid = "a path, in which %p stands for the process id and %% for '%'"; break;
+    case K_JFR: valid = "on, off"; break;
     default: valid = "no value, true, false, yes or no"; break;
     }
     snprintf(err + used, errlen - used, ": valid values are %s", valid);
@@ -315,6 +324,7 @@ int np_options_parse(const char *s, struct np_options *o, char *err, size_t errl
     o->drift = NP_DRIFT_RESTORE;
     o->cpukind = NP_CPUKIND_PERFORMANCE;
     o->mem = NP_MEM_PREFERRED;
+    o->jfr = true;
     err[0] = '\0';
     if (np_globs_parse(NP_DEFAULT_THREADS, &o->threads) != 0) {
         snprintf(err, errlen, "out of memory");

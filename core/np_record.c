@@ -352,6 +352,7 @@ int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
         bool placing = e->outcome == NP_SKIPPED && outcome != NP_SKIPPED;
         e->outcome = outcome;
         e->how = how;
+        e->settled = !placing && e->settled;
         if (placing && take_slot)
             take_slot_locked(r, e);
         tally(&r->total, e, +1);
@@ -555,4 +556,62 @@ unsigned long np_record_changes(struct np_record *r)
     unsigned long c = r->changes;
     pthread_mutex_unlock(&r->lock);
     return c;
+}
+
+/* Under the lock. */
+static bool claimable(const struct np_entry *e, unsigned epoch)
+{
+    return e->outcome == NP_PLACED && e->settled && e->told != epoch;
+}
+
+/* A copy of e with its own name, or -1.  Under the lock. */
+static int copy_locked(const struct np_entry *e, struct np_entry *out)
+{
+    *out = *e;
+    out->next_live = out->next_ended = NULL;
+    out->name = strdup(e->name);
+    return out->name != NULL ? 0 : -1;
+}
+
+bool np_record_claim(struct np_record *r, struct np_ref ref, unsigned epoch, struct np_entry *out)
+{
+    pthread_mutex_lock(&r->lock);
+    bool ok = current(ref) && claimable(ref.e, epoch) && copy_locked(ref.e, out) == 0;
+    if (ok)
+        ref.e->told = epoch;
+    pthread_mutex_unlock(&r->lock);
+    return ok;
+}
+
+int np_record_claim_all(struct np_record *r, unsigned epoch, struct np_entry **out)
+{
+    pthread_mutex_lock(&r->lock);
+    int held, n = 0;
+    struct np_entry **order = in_order(r, false, &held);
+    struct np_entry *copies = order != NULL ? calloc((size_t)(held > 0 ? held : 1), sizeof *copies)
+                                            : NULL;
+    bool ok = copies != NULL;
+    for (int i = 0; ok && i < held; i++)
+        if (claimable(order[i], epoch))
+            ok = copy_locked(order[i], &copies[n++]) == 0;
+    if (ok)
+        for (int i = 0; i < held; i++)
+            if (claimable(order[i], epoch))
+                order[i]->told = epoch;
+    pthread_mutex_unlock(&r->lock);
+    free(order);
+    if (!ok) {
+        np_record_copies_free(copies, n);
+        *out = NULL;
+        return -1;
+    }
+    *out = copies;
+    return n;
+}
+
+void np_record_copies_free(struct np_entry *copies, int n)
+{
+    for (int i = 0; copies != NULL && i < n; i++)
+        free(copies[i].name);
+    free(copies);
 }

@@ -55,6 +55,7 @@ struct np_entry {
     bool cpu_ok;       /* CPUs read back as placed */
     bool mem_ok;       /* memory policy read back as requested (or none) */
     bool settled;      /* its placement is done (np_record_set, np_record_settle) */
+    unsigned told;     /* the listener's epoch it was last claimed in (np_record_claim) */
     int drift;         /* times its CPUs were found not to be what numapin set */
     bool drifted;      /* found so and left so (drift=log), not back since */
     unsigned gen;      /* how many times the entry was reused */
@@ -202,5 +203,22 @@ int np_record_name(struct np_record *r, struct np_ref ref, char *buf, size_t len
 /* A number that changes whenever anything in the record does: whoever
  * shows the record elsewhere (the marker) knows when to show it again. */
 unsigned long np_record_changes(struct np_record *r);
+
+/* Claims for a listener (a JFR recording, see np_agent_listen) that hears
+ * of each placement once in each of its epochs (a nonzero number).  An
+ * entry can be claimed when it is NP_PLACED and settled.
+ *
+ * np_record_claim claims one entry for `epoch`: returns true, with a copy
+ * in *out (its name malloc'd, for the caller to free), when the entry can
+ * be claimed and was not claimed in this epoch yet; false otherwise. */
+bool np_record_claim(struct np_record *r, struct np_ref ref, unsigned epoch, struct np_entry *out);
+
+/* Claims every entry held that can be claimed and was not in `epoch`:
+ * copies them, in the order they were added, into *out (malloc'd, each
+ * name malloc'd; free with np_record_copies_free).  Returns their number,
+ * or -1 (nothing claimed) when memory runs out. */
+int np_record_claim_all(struct np_record *r, unsigned epoch, struct np_entry **out);
+
+void np_record_copies_free(struct np_entry *copies, int n);
 
 #endif

@@ -37,22 +37,36 @@ static const struct np_report_plan *plan_of(const struct np_report_plan *p, unsi
     return p;
 }
 
-static void entry(const struct np_entry *e, void *arg)
+static bool placed(const struct np_entry *e)
 {
-    struct listing *l = arg;
-    const struct np_report_plan *p = plan_of(l->p, e->plan);
-    struct np_json *j = l->j;
-    bool placed = e->outcome == NP_PLACED || e->outcome == NP_WOULD_PLACE;
-    const char *cpus = !placed ? NULL
-                       : e->slot >= 0 && e->slot < p->nslots ? p->slot_cpus[e->slot]
-                       : p->cpus;
+    return e->outcome == NP_PLACED || e->outcome == NP_WOULD_PLACE;
+}
+
+const char *np_report_cpus(const struct np_report_plan *latest, const struct np_entry *e)
+{
+    const struct np_report_plan *p = plan_of(latest, e->plan);
+    return !placed(e) ? NULL
+           : e->slot >= 0 && e->slot < p->nslots ? p->slot_cpus[e->slot]
+           : p->cpus;
+}
+
+const char *np_report_mem(const struct np_report_plan *latest, const struct np_entry *e)
+{
     /* The memory policy: set on the thread itself at its start (under the
      * plan of then: a thread keeps it when a re-plan moves it); a thread
      * placed from outside keeps its own. */
-    const char *mem = !placed ? NULL
-                      : e->how != NP_HOW_START ? "unchanged"
-                      : e->outcome == NP_PLACED && !e->mem_ok ? NULL
-                      : plan_of(l->p, e->mem_plan)->mem;
+    return !placed(e) ? NULL
+           : e->how != NP_HOW_START ? "unchanged"
+           : e->outcome == NP_PLACED && !e->mem_ok ? NULL
+           : plan_of(latest, e->mem_plan)->mem;
+}
+
+static void entry(const struct np_entry *e, void *arg)
+{
+    struct listing *l = arg;
+    struct np_json *j = l->j;
+    const char *cpus = np_report_cpus(l->p, e);
+    const char *mem = np_report_mem(l->p, e);
     np_json_open(j, NULL, '{', false);
     np_json_str(j, "name", e->name);
     np_json_int(j, "tid", e->tid);

@@ -39,6 +39,16 @@ struct np_report_plan {
     const struct np_report_plan *older;
 };
 
+/* A thread's CPUs and memory policy as the report shows them (and the
+ * JFR events, agent/jfr.c): the CPUs it was placed on, or NULL when it was
+ * not placed; the memory policy it was given, "unchanged" when it was
+ * placed from outside (only a thread itself can set its own), or NULL when
+ * it was not placed or setting the policy failed. */
+/* `latest` is the latest plan; the entry's own plan is found among it and
+ * the ones before (a re-plan). */
+const char *np_report_cpus(const struct np_report_plan *latest, const struct np_entry *e);
+const char *np_report_mem(const struct np_report_plan *latest, const struct np_entry *e);
+
 /* Writes the report to out.  Takes the record's lock while it lists the
  * threads: write to memory (open_memstream), not to a slow file. */
 void np_report_json(const struct np_report_plan *p, struct np_record *r, int keep_ended,

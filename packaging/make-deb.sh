@@ -45,7 +45,7 @@ install -D -m 0644 "$root_dir/man/numapin.1" "$pkg/usr/share/man/man1/numapin.1"
 install -D -m 0644 "$root_dir/man/numapin-agent.7" "$pkg/usr/share/man/man7/numapin-agent.7"
 gzip -9n "$pkg/usr/share/man/man1/numapin.1" "$pkg/usr/share/man/man7/numapin-agent.7"
 install -D -m 0644 "$root_dir/README.md" "$doc/README.md"
-for d in options logging report check placement lifecycle security view; do
+for d in options logging report check placement lifecycle security view jfr; do
     install -D -m 0644 "$root_dir/docs/$d.md" "$doc/docs/$d.md"
 done
 install -D -m 0644 "$root_dir/docs/pictures/xeon-6972p-snc3-3groups.svg" \

@@ -51,14 +51,20 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/numapin-bench.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 "$jdk/bin/javac" -d "$out/classes" "$here/ThreadBench.java"
 
-# configuration name | -agentpath argument ("" = no agent). The ratios below
-# take "no agent" as configuration 0 and the floor as configuration 1.
+# configuration name | JVM arguments, separated by ';' ("" = none). The
+# ratios below take "no agent" as configuration 0 and the floor as
+# configuration 1; the JFR section compares 4 with 5 (jfr=on and jfr=off, no
+# recording) and 7 with 6 (a recording, with and without numapin).
+rec="-XX:StartFlightRecording:filename=$out/rec.jfr,settings=default"
 configs=(
     "no agent|"
     "JVMTI floor|-agentpath:$floor"
     "numapin, threads=*, log=info to a file|-agentpath:$agent=groups=1,threads=*,log=info:$out/agent.log"
     "numapin, threads=*, log=warning|-agentpath:$agent=groups=1,threads=*,log=warning"
     "numapin, threads=Bench-*, log=warning|-agentpath:$agent=groups=1,threads=Bench-*,log=warning"
+    "numapin, threads=Bench-*, log=warning, jfr=off|-agentpath:$agent=groups=1,threads=Bench-*,log=warning,jfr=off"
+    "no agent, JFR recording|$rec"
+    "numapin, threads=Bench-*, log=warning, JFR recording|-agentpath:$agent=groups=1,threads=Bench-*,log=warning;$rec"
 )
 jvm=(-XX:+UseSerialGC -Xmx64m -cp "$out/classes")
 
@@ -74,12 +80,10 @@ for r in $(seq 1 "$rounds"); do
         i=$(( (k + r - 1) % n ))   # a different configuration goes first each round
         name=${configs[$i]%%|*}
         ap=${configs[$i]#*|}
-        rm -f "$out/agent.log"
-        if [ -z "$ap" ]; then
-            line=$("$jdk/bin/java" "${jvm[@]}" ThreadBench "$warmup" "$threads" "$batches" | grep '^bench ')
-        else
-            line=$("$jdk/bin/java" "$ap" "${jvm[@]}" ThreadBench "$warmup" "$threads" "$batches" | grep '^bench ')
-        fi
+        rm -f "$out/agent.log" "$out/rec.jfr"
+        args=()
+        [ -z "$ap" ] || IFS=';' read -ra args <<<"$ap"
+        line=$("$jdk/bin/java" "${args[@]}" "${jvm[@]}" ThreadBench "$warmup" "$threads" "$batches" | grep '^bench ')
         echo "round $r: $name: $line" >&2
         rate[$i,$r]=$(field rate)
         cpu[$i,$r]=$(field cpu_us)
@@ -173,6 +177,24 @@ echo
 for i in $(seq 0 $((${#configs[@]} - 1))); do
     echo "- ${configs[$i]%%|*}: $(col rate "$i" | paste -sd' ' | sed 's/ /, /g')"
 done
+echo
+# What numapin's JFR support costs a placed thread: without a recording
+# (jfr=on against jfr=off), and with one (numapin's events, against the
+# recording alone, above numapin's own cost without one).
+diffs() { # diffs ARRAY A B: per-round A - B
+    local -n a=$1
+    for r in $(seq 1 "$rounds"); do awk -v x="${a[$2,$r]}" -v y="${a[$3,$r]}" 'BEGIN {printf "%.2f\n", x - y}'; done
+}
+jfr_idle=$(diffs self 4 5 | median)
+jfr_rec=$(diffs self 7 6 | median)
+numapin_self=$(diffs self 4 0 | median)
+echo "JFR support (numapin, threads=Bench-*, log=warning): with no recording, jfr=on"
+echo "against jfr=off is a throughput ratio of $(ratios rate 4 5 0 | median) and $(printf '%+.1f' "$jfr_idle") µs of"
+echo "thread CPU at run() (medians of the per-round figures). With a recording"
+echo "(\`-XX:StartFlightRecording\`, default settings), numapin adds $(printf '%.1f' "$jfr_rec") µs a placed"
+echo "thread above the recording alone, against $(printf '%.1f' "$numapin_self") µs without one: its"
+echo "numapin.Placement event, made and committed on the thread at its start, costs"
+echo "about $(awk -v a="$jfr_rec" -v b="$numapin_self" 'BEGIN {printf "%.1f", a - b}') µs a thread."
 echo
 echo "Machine: $cpu_model, $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo),"
 echo "Linux $(uname -r); $jver; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."

@@ -19,6 +19,7 @@ int main(void)
     srunner_add_suite(sr, advise_suite());
     srunner_add_suite(sr, bind_suite());
     srunner_add_suite(sr, inspect_suite());
+    srunner_add_suite(sr, nodemem_suite());
     srunner_add_suite(sr, attach_suite());
     srunner_add_suite(sr, claim_suite());
     srunner_add_suite(sr, draw_suite());

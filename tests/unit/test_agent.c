@@ -971,6 +971,182 @@ START_TEST(auto_with_one_group_takes_no_lock)
 }
 END_TEST
 
+/* A sink that writes down what it is told, one line an event. */
+struct fake_sink {
+    struct np_sink s;
+    pthread_mutex_t lock;
+    char told[64][512];
+    int n;
+};
+
+static void fake_add(struct np_sink *s, const char *line)
+{
+    struct fake_sink *f = (struct fake_sink *)s;
+    pthread_mutex_lock(&f->lock);
+    if (f->n < 64)
+        snprintf(f->told[f->n++], sizeof f->told[0], "%s", line);
+    pthread_mutex_unlock(&f->lock);
+}
+
+static void fake_plan(struct np_sink *s, const struct np_report_plan *p)
+{
+    char line[512];
+    snprintf(line, sizeof line, "plan group=%d groups=%d node=%s cpus=%s mem=%s", p->group,
+             p->groups, p->node, p->cpus, p->mem);
+    fake_add(s, line);
+}
+
+static void fake_placement(struct np_sink *s, const struct np_placement_event *e)
+{
+    char line[512];
+    snprintf(line, sizeof line, "placement %s group=%d nodes=%s cpus=%s mem=%s mem_error=%s how=%s "
+             "verified=%d live=%d earlier=%d",
+             e->name, e->group, e->nodes, e->cpus, e->mem ? e->mem : "null",
+             e->mem_error ? e->mem_error : "null", np_how_name(e->how), e->verified, e->live,
+             e->earlier);
+    fake_add(s, line);
+}
+
+static void fake_advice(struct np_sink *s, enum np_level level, const char *text)
+{
+    char line[512];
+    snprintf(line, sizeof line, "advice %s %.40s", np_level_name(level), text);
+    fake_add(s, line);
+}
+
+static struct fake_sink *fake_sink(struct np_agent *a)
+{
+    struct fake_sink *f = calloc(1, sizeof *f);
+    f->s.plan = fake_plan;
+    f->s.placement = fake_placement;
+    f->s.advice = fake_advice;
+    pthread_mutex_init(&f->lock, NULL);
+    np_agent_set_sink(a, &f->s);
+    return f;
+}
+
+/* Takes what the sink was told since the last call, joined by newlines. */
+static char *fake_take(struct fake_sink *f)
+{
+    size_t len = 1;
+    for (int i = 0; i < f->n; i++)
+        len += strlen(f->told[i]) + 1;
+    char *all = calloc(1, len), *p = all;
+    for (int i = 0; i < f->n; i++)
+        p += sprintf(p, "%s\n", f->told[i]);
+    f->n = 0;
+    return all;
+}
+
+#define EXPECT_TOLD(f, want)                                                                      \
+    do {                                                                                          \
+        char *got_ = fake_take(f);                                                                \
+        ck_assert_str_eq(got_, want);                                                             \
+        free(got_);                                                                               \
+    } while (0)
+
+/* The sink hears of placements as they happen while it listens, and of
+ * those before when it starts listening; nothing in between. */
+START_TEST(sink_told_now_and_later)
+{
+    /* Group 1 is node 1, which this kernel lacks: its policy is refused. */
+    struct np_agent *a = create("group=1,log=warning:%s", log_path);
+    struct fake_sink *f = fake_sink(a);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    run_thread(a, "main", cpus, sizeof cpus);
+    /* An info advice line is kept though log=warning does not show it. */
+    struct np_jvm_facts facts = {0, 8, 2, 3, 2};
+    np_agent_jvm_facts(a, &facts);
+    EXPECT_TOLD(f, "");
+    ck_assert_int_eq(np_agent_listen(a), 1);
+    EXPECT_TOLD(f, "plan group=1 groups=2 node=1 cpus=1 mem=preferred:1\n"
+                   "advice info UseNUMA is off in this JVM: the heap is \n"
+                   "advice warning GC and JIT threads are sized for the 2 C\n"
+                   "placement ForkJoinPool-1-worker-1 group=1 nodes=1 cpus=1 mem=null "
+                   "mem_error=EINVAL how=start verified=0 live=0 earlier=1\n");
+    run_thread(a, "ForkJoinPool-1-worker-2", cpus, sizeof cpus);
+    run_thread(a, "Signal Dispatcher", cpus, sizeof cpus);
+    EXPECT_TOLD(f, "placement ForkJoinPool-1-worker-2 group=1 nodes=1 cpus=1 mem=null "
+                   "mem_error=EINVAL how=start verified=0 live=1 earlier=0\n");
+    np_agent_unlisten(a);
+    run_thread(a, "ForkJoinPool-1-worker-3", cpus, sizeof cpus);
+    EXPECT_TOLD(f, "");
+    /* A new epoch: everything again, once. */
+    ck_assert_int_eq(np_agent_listen(a), 3);
+    char *got = fake_take(f);
+    ck_assert_int_eq(t_count_lines(got, "plan "), 1);
+    ck_assert_int_eq(t_count_lines(got, "advice "), 2);
+    ck_assert_int_eq(t_count_lines(got, "earlier=1"), 3);
+    ck_assert_int_eq(t_count_lines(got, "placement ForkJoinPool-1-worker-3 "), 1);
+    free(got);
+    np_agent_destroy(a);
+    free(f);
+}
+END_TEST
+
+struct idle {
+    pid_t tid;
+    sem_t ready, done;
+};
+
+static void *idle_main(void *arg)
+{
+    struct idle *i = arg;
+    i->tid = gettid();
+    sem_post(&i->ready);
+    while (sem_wait(&i->done) != 0)
+        ;
+    return NULL;
+}
+
+/* A thread placed from outside (late attach) is told at once, its memory
+ * policy unchanged; a warn-once advice is told once. */
+START_TEST(sink_told_of_outside_placements)
+{
+    struct np_agent *a = create("group=0,mem=none,log=info:%s", log_path);
+    struct fake_sink *f = fake_sink(a);
+    ck_assert_int_eq(np_agent_listen(a), 0);
+    EXPECT_TOLD(f, "plan group=0 groups=2 node=0 cpus=0 mem=none\n");
+    struct idle i;
+    sem_init(&i.ready, 0, 0);
+    sem_init(&i.done, 0, 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, idle_main, &i), 0);
+    while (sem_wait(&i.ready) != 0)
+        ;
+    np_agent_seen(a, "ForkJoinPool-9-worker-1", i.tid, NP_HOW_ATTACH);
+    np_agent_seen(a, "ForkJoinPool-9-worker-1", i.tid, NP_HOW_RESCAN); /* placed already */
+    EXPECT_TOLD(f, "placement ForkJoinPool-9-worker-1 group=0 nodes=0 cpus=0 mem=unchanged "
+                   "mem_error=null how=attach verified=1 live=1 earlier=0\n");
+    sem_post(&i.done);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    /* Two placed threads live on the group's one CPU: advice, once. */
+    struct job j[3];
+    sem_t placed, may_end;
+    sem_init(&placed, 0, 0);
+    sem_init(&may_end, 0, 0);
+    pthread_t jt[3];
+    for (int k = 0; k < 3; k++) {
+        j[k] = (struct job){a, "ForkJoinPool-2-worker-1", "", &placed, &may_end, 0};
+        ck_assert_int_eq(pthread_create(&jt[k], NULL, job_main, &j[k]), 0);
+        while (sem_wait(&placed) != 0)
+            ;
+    }
+    for (int k = 0; k < 3; k++)
+        sem_post(&may_end);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(pthread_join(jt[k], NULL), 0);
+    char *got = fake_take(f);
+    ck_assert_int_eq(t_count_lines(got, "advice warning 2 placed threads are live on"), 1);
+    ck_assert_int_eq(t_count_lines(got, "advice "), 1);
+    ck_assert_int_eq(t_count_lines(got, "placement ForkJoinPool-2-worker-1 "), 3);
+    free(got);
+    np_agent_destroy(a);
+    free(f);
+}
+END_TEST
+
 Suite *agent_suite(void)
 {
     Suite *s = suite_create("agent");
@@ -989,6 +1165,8 @@ Suite *agent_suite(void)
     tcase_add_test(tc, help_does_nothing);
     tcase_add_test(tc, unopenable_log);
     tcase_add_test(tc, report_lists_threads);
+    tcase_add_test(tc, sink_told_now_and_later);
+    tcase_add_test(tc, sink_told_of_outside_placements);
     tcase_add_test(tc, report_and_log_must_differ);
     tcase_add_test(tc, refused_files_say_why);
     tcase_add_test(tc, full_disk_loses_nothing_silently);

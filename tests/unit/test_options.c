@@ -74,6 +74,13 @@ START_TEST(domain_cpukind_mem_nodes)
     ck_assert_int_eq(o.rescan_ms, 10);
     ck_assert_int_eq(o.drift, NP_DRIFT_RESTORE);
     ck_assert_ptr_null(o.lock_dir);
+    ck_assert(o.jfr); /* default on */
+    np_options_free(&o);
+    ck_assert_int_eq(parse("jfr=off", &o, err, sizeof err), 0);
+    ck_assert(!o.jfr);
+    np_options_free(&o);
+    ck_assert_int_eq(parse("jfr=on", &o, err, sizeof err), 0);
+    ck_assert(o.jfr);
     np_options_free(&o);
     ck_assert_int_eq(parse("drift=log,lockdir=/run/numapin-shared,group=auto", &o, err, sizeof err), 0);
     ck_assert_int_eq(o.drift, NP_DRIFT_LOG);
@@ -216,9 +223,9 @@ static const struct {
     const char *names;   /* the option, as the message quotes it */
     const char *valid;   /* part of the valid-values text */
 } bad[] = {
-    {"bogus=1", "'bogus'", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, report, dryrun, strict, help"},
+    {"bogus=1", "'bogus'", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, report, jfr, dryrun, strict, help"},
     {"Group=1", "'Group'", "valid options are group, groups"},
-    {"group=1,,mem=bind", "empty option", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, report, dryrun, strict, help"},
+    {"group=1,,mem=bind", "empty option", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, report, jfr, dryrun, strict, help"},
     {",", "empty option", "valid options are group"},
     {"group=1,", "empty option", "valid options are group"},
     {"group=-1", "'group'", "valid values are auto, or a group index from 0 to 4095"},
@@ -267,6 +274,11 @@ static const struct {
     {"log=", "'log'", "off, error, warning, info, debug, trace"},
     {"log=info:/tmp/a-%d.log", "'log'", "%p stands for the process id"},
     {"report=", "'report'", "a path, in which %p stands for the process id"},
+    {"jfr=", "'jfr'", "valid values are on, off"},
+    {"jfr", "'jfr'", "valid values are on, off"},
+    {"jfr=true", "'jfr'", "valid values are on, off"},
+    {"jfr=ON", "'jfr'", "valid values are on, off"},
+    {"jfr=on,jfr=off", "'jfr'", "give each option once"},
     {"report=/tmp/r-%q.json", "'report'", "%p stands for the process id and %% for '%'"},
     {"report=/tmp/r-%", "'report'", "%p stands for the process id"},
     {"threads=", "'threads'", "shell globs separated by '|'"},
@@ -389,7 +401,7 @@ START_TEST(help_text)
     const char *h = np_options_help();
     const char *keys[] = {"group=N", "groups=N", "threads=", "cpus=node|core|pu",
                           "mem=preferred|bind|interleave|local|none", "log=LEVEL[:FILE]",
-                          "report=FILE", "dryrun", "strict", "help", NP_DEFAULT_THREADS};
+                          "report=FILE", "jfr=on|off", "dryrun", "strict", "help", NP_DEFAULT_THREADS};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         ck_assert_msg(strstr(h, keys[i]) != NULL, "help lacks %s", keys[i]);
 }

@@ -1,9 +1,11 @@
 /* np_record: slot choice, counts, and concurrent use. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "np_record.h"
 #include "tests.h"
@@ -550,6 +552,127 @@ START_TEST(drift_counts)
 }
 END_TEST
 
+/* Claims: a placement is told once in each epoch, only once settled. */
+START_TEST(claims_once_per_epoch)
+{
+    struct np_record *r = np_record_create(0, NP_RECORD_KEEP_ENDED);
+    struct np_entry c;
+    struct np_ref a = np_record_add(r, "a", 201, NP_PLACED, false);
+    struct np_ref s = np_record_add(r, "s", 202, NP_SKIPPED, false);
+    struct np_ref f = np_record_add(r, "f", 203, NP_PLACED, false);
+    /* Placing, not settled yet: neither claim takes it. */
+    ck_assert(!np_record_claim(r, a, 1, &c));
+    struct np_entry *all;
+    ck_assert_int_eq(np_record_claim_all(r, 1, &all), 0);
+    np_record_copies_free(all, 0);
+    ck_assert_int_eq(np_record_set(r, a, NP_PLACED, 0, 22, true, false), 0);
+    ck_assert_int_eq(np_record_set(r, f, NP_FAILED, 1, 0, false, false), 0);
+    ck_assert(!np_record_claim(r, s, 1, &c)); /* skipped */
+    ck_assert(!np_record_claim(r, f, 1, &c)); /* failed */
+    ck_assert(np_record_claim(r, a, 1, &c));
+    ck_assert_str_eq(c.name, "a");
+    ck_assert_int_eq(c.tid, 201);
+    ck_assert_int_eq(c.mem_errno, 22);
+    ck_assert(c.cpu_ok && !c.mem_ok);
+    free(c.name);
+    ck_assert(!np_record_claim(r, a, 1, &c)); /* once in epoch 1 */
+    ck_assert_int_eq(np_record_claim_all(r, 1, &all), 0);
+    np_record_copies_free(all, 0);
+    /* A new epoch: told again, by whichever claims first. */
+    struct np_ref b = np_record_add(r, "b", 204, NP_PLACED, false);
+    np_record_set(r, b, NP_PLACED, 0, 0, true, true);
+    ck_assert(np_record_claim(r, b, 2, &c));
+    free(c.name);
+    np_record_end(r, a); /* ended, still held: still a placement to tell */
+    ck_assert_int_eq(np_record_claim_all(r, 2, &all), 1);
+    ck_assert_str_eq(all[0].name, "a");
+    ck_assert(!all[0].live);
+    np_record_copies_free(all, 1);
+    ck_assert(!np_record_claim(r, a, 2, &c));
+    ck_assert_int_eq(np_record_claim_all(r, 3, &all), 2);
+    ck_assert_str_eq(all[0].name, "a"); /* in the order added */
+    ck_assert_str_eq(all[1].name, "b");
+    np_record_copies_free(all, 2);
+    /* A skipped thread renamed to a match is placing again until set. */
+    ck_assert_int_eq(np_record_rename(r, s, "s2", NP_PLACED, false, NP_HOW_RESCAN), 0);
+    ck_assert(!np_record_claim(r, s, 3, &c));
+    np_record_set(r, s, NP_PLACED, 0, 0, true, true);
+    ck_assert(np_record_claim(r, s, 3, &c));
+    ck_assert_str_eq(c.name, "s2");
+    ck_assert_int_eq(c.how, NP_HOW_RESCAN);
+    free(c.name);
+    np_record_destroy(r);
+}
+END_TEST
+
+/* Concurrent placements while epochs start: in each epoch a settled
+ * placement is claimed at most once, by itself or by the replay; in the
+ * last epoch, every placement is claimed once. */
+#define RACE_THREADS 3000
+#define RACE_EPOCHS 40
+struct claimer {
+    struct np_record *r;
+    atomic_uint *epoch;
+    unsigned char told[RACE_EPOCHS][RACE_THREADS]; /* claims by the placing thread */
+};
+
+static void *claimer_main(void *arg)
+{
+    struct claimer *c = arg;
+    for (int i = 0; i < RACE_THREADS; i++) {
+        struct np_ref e = np_record_add(c->r, "w", (pid_t)(1000000 + i), NP_PLACED, false);
+        np_record_set(c->r, e, NP_PLACED, 0, 0, true, true);
+        unsigned ep = atomic_load(c->epoch);
+        struct np_entry copy;
+        if (ep != 0 && np_record_claim(c->r, e, ep, &copy)) {
+            c->told[ep][copy.tid - 1000000]++;
+            free(copy.name);
+        }
+        np_record_end(c->r, e);
+    }
+    return NULL;
+}
+
+static void claim_all_into(struct np_record *r, unsigned ep, unsigned char *count)
+{
+    struct np_entry *all;
+    int n = np_record_claim_all(r, ep, &all);
+    ck_assert_int_ge(n, 0);
+    for (int i = 0; i < n; i++)
+        count[all[i].tid - 1000000]++;
+    np_record_copies_free(all, n);
+}
+
+START_TEST(claims_race_with_epochs)
+{
+    /* Keep every ended entry: the replay must see all of them. */
+    struct np_record *r = np_record_create(0, 2 * RACE_THREADS);
+    atomic_uint epoch = 0;
+    struct claimer *cl = calloc(1, sizeof *cl);
+    static unsigned char replayed[RACE_EPOCHS][RACE_THREADS];
+    cl->r = r;
+    cl->epoch = &epoch;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, claimer_main, cl), 0);
+    for (unsigned ep = 1; ep < RACE_EPOCHS; ep++) {
+        atomic_store(&epoch, ep); /* before the record is read, as np_agent_listen does */
+        claim_all_into(r, ep, replayed[ep]);
+        usleep(200);
+    }
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    unsigned last = RACE_EPOCHS - 1;
+    claim_all_into(r, last, replayed[last]); /* those placed after the last replay */
+    for (unsigned ep = 1; ep < RACE_EPOCHS; ep++)
+        for (int i = 0; i < RACE_THREADS; i++) {
+            int n = replayed[ep][i] + cl->told[ep][i];
+            ck_assert_msg(n <= 1, "thread %d told %d times in epoch %u", i, n, ep);
+            ck_assert_msg(ep != last || n == 1, "thread %d not told in the last epoch", i);
+        }
+    free(cl);
+    np_record_destroy(r);
+}
+END_TEST
+
 Suite *record_suite(void)
 {
     Suite *s = suite_create("record");
@@ -567,6 +690,8 @@ Suite *record_suite(void)
     tcase_add_test(tc, ended_kept_at_most);
     tcase_add_test(tc, totals_follow_changes);
     tcase_add_test(tc, each_keeps_recent_ended);
+    tcase_add_test(tc, claims_once_per_epoch);
+    tcase_add_test(tc, claims_race_with_epochs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -27,6 +27,7 @@ Suite *expected_suite(void);
 Suite *advise_suite(void);
 Suite *bind_suite(void);
 Suite *inspect_suite(void);
+Suite *nodemem_suite(void);
 Suite *attach_suite(void);
 Suite *claim_suite(void);
 Suite *draw_suite(void);

@@ -114,6 +114,7 @@ class BadOptionsTest {
                 bad("=", "empty option"),
                 bad("=1", "empty option"),
                 bad("group", "group"),
+                bad("jfr", "jfr"),
                 // unknown keys, case, spaces
                 bad("foo=1", "foo"),
                 bad("GROUP=1", "GROUP"),
@@ -191,6 +192,9 @@ class BadOptionsTest {
                 bad("dryrun=1", "dryrun"),
                 bad("dryrun=maybe", "dryrun"),
                 bad("help=maybe", "help"),
+                bad("jfr=yes", "jfr"),
+                bad("jfr=OFF", "jfr"),
+                bad("jfr=on,jfr=off", "jfr"),
                 // memory policies and their nodes
                 bad("mem=bogus", "mem").listing("preferred", "bind", "interleave", "local", "none"),
                 bad("mem=bind:", "mem"),

@@ -112,12 +112,6 @@ class CpusetTest {
      * keep them), narrowed to CPU 1 (one slot: both workers there), widened
      * again (two slots: one worker each).
      */
-    /** A command run to its end: its exit status and its output (stdout, then stderr). */
-    static String[] tool(String... cmd) {
-        ChildResult r = Launch.command(cmd).run();
-        return new String[] {String.valueOf(r.exitCode), r.stdout + r.stderr};
-    }
-
     @Test
     void rewrittenNarrowedAndWidenedTheWorkersEndOnTheirPlannedCpus() throws IOException, InterruptedException {
         Path hold = RunLogs.newRunDir().resolve("hold");
@@ -276,7 +270,7 @@ class CpusetTest {
             // The markers are written by the first rescan pass.
             Thread.sleep(500);
             for (long pid : pids) {
-                checks.add(tool(Build.numapin().toString(), "check", String.valueOf(pid)));
+                checks.add(Launch.tool(Build.numapin().toString(), "check", String.valueOf(pid)));
             }
         } finally {
             Files.createFile(hold);

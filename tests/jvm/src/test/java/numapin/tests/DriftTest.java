@@ -51,7 +51,7 @@ class DriftTest {
 
     /** `taskset -p -c CPUS TID`, as an operator would. */
     static void taskset(Path dir, long tid, String cpus) {
-        String[] r = tool("taskset", "-p", "-c", cpus, String.valueOf(tid));
+        String[] r = Launch.tool("taskset", "-p", "-c", cpus, String.valueOf(tid));
         assertEquals("0", r[0], "taskset: " + r[1]);
     }
 
@@ -72,12 +72,6 @@ class DriftTest {
 
     static Pattern numapinLine(String level, String rest) {
         return Pattern.compile("^\\[\\d+\\.\\d{3}s\\]\\[" + level + "\\]\\[numapin\\] " + rest + "$");
-    }
-
-    /** A command run to its end: its exit status and its output (stdout, then stderr). */
-    static String[] tool(String... cmd) {
-        ChildResult r = Launch.command(cmd).run();
-        return new String[] {String.valueOf(r.exitCode), r.stdout + r.stderr};
     }
 
     @Test
@@ -111,7 +105,7 @@ class DriftTest {
         assertEquals("1", s.get("drift"), ctx);
         assertEquals("0", s.get("replans"), ctx);
         assertEquals(List.of(), r.failureWarnings(), ctx);
-        String[] jq = tool("jq", "-r",
+        String[] jq = Launch.tool("jq", "-r",
                 ".totals.drift, (.threads[] | select(.drift > 0) | \"\\(.tid) \\(.drift) \\(.cpus)\")", report.toString());
         assertEquals("0", jq[0], jq[1]);
         assertEquals("1\n" + tid + " 1 1\n", jq[1], "the report's drift count\n" + ctx);
@@ -135,8 +129,8 @@ class DriftTest {
             Thread.sleep(10 * Long.parseLong(PERIOD_MS)); // ten periods more: still left where taskset put it
             assertEquals("0", cpusOf(pid, tid), "drift=log leaves the thread where it was put");
             String cli = Build.numapin().toString();
-            text = tool(cli, "check", String.valueOf(pid));
-            json = tool(cli, "check", String.valueOf(pid), "--json");
+            text = Launch.tool(cli, "check", String.valueOf(pid));
+            json = Launch.tool(cli, "check", String.valueOf(pid), "--json");
         } finally {
             Files.createFile(hold);
         }
@@ -172,7 +166,7 @@ class DriftTest {
             taskset(dir, tid, "0");
             Thread.sleep(1000);
             assertEquals("0", cpusOf(pid, tid), "no rescan thread: nothing puts it back");
-            text = tool(Build.numapin().toString(), "check", String.valueOf(pid), "--kernel-names");
+            text = Launch.tool(Build.numapin().toString(), "check", String.valueOf(pid), "--kernel-names");
         } finally {
             Files.createFile(hold);
         }

@@ -121,6 +121,12 @@ final class Launch {
         return command(Arrays.asList(cmd));
     }
 
+    /** A command run to its end: its exit status and its output (stdout, then stderr). */
+    static String[] tool(String... cmd) {
+        ChildResult r = command(cmd).run();
+        return new String[] {String.valueOf(r.exitCode), r.stdout + r.stderr};
+    }
+
     /** /bin/sh -c SCRIPT. */
     static Launch sh(String script) {
         return command("/bin/sh", "-c", script);

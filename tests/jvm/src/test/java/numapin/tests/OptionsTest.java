@@ -66,6 +66,7 @@ class OptionsTest {
             Map.entry("mem", List.of("bind:0", "interleave:0")),
             Map.entry("log", List.of("off", "error", "warning", "info", "debug", "trace", "debug:FILE")),
             Map.entry("report", List.of("FILE")),
+            Map.entry("jfr", List.of()),
             Map.entry("dryrun", List.of("", "true", "false", "yes", "no")),
             Map.entry("strict", List.of("", "true", "false", "yes", "no")),
             Map.entry("help", List.of("false")));

@@ -109,12 +109,6 @@ class ViewTest {
         return r;
     }
 
-    /** A command run to its end: its exit status and its output (stdout, then stderr). */
-    static String[] tool(String... cmd) {
-        ChildResult r = Launch.command(cmd).run();
-        return new String[] {String.valueOf(r.exitCode), r.stdout + r.stderr};
-    }
-
     static String rgb(int c) {
         return "rgb(" + (c >> 16) + "," + ((c >> 8) & 0xff) + "," + (c & 0xff) + ")";
     }
@@ -123,7 +117,7 @@ class ViewTest {
     void planSvgAndTheDocsPictureParseWithOnePuRectanglePerCpu() throws Exception {
         Path root = Build.repo();
         Path svg = RunLogs.newRunDir().resolve("plan.svg");
-        String[] r = tool(cli(), "plan", "--groups", "3", "--topology",
+        String[] r = Launch.tool(cli(), "plan", "--groups", "3", "--topology",
                 root.resolve("tests/golden/topologies/xeon-6972p-snc3.xml").toString(), "--svg", svg.toString());
         assertEquals("0", r[0], r[1]);
         for (Path p : List.of(svg, root.resolve("docs/pictures/xeon-6972p-snc3-3groups.svg"))) {
@@ -147,7 +141,7 @@ class ViewTest {
         String[] r;
         try {
             String pid = pidOf(run);
-            r = tool(cli(), "check", pid, "--svg", svg.toString());
+            r = Launch.tool(cli(), "check", pid, "--svg", svg.toString());
             Files.createFile(go);
         } finally {
             if (!Files.exists(go)) {
@@ -185,7 +179,7 @@ class ViewTest {
         String pid = null;
         try {
             pid = pidOf(run);
-            r = tool(cli(), "check", pid, "--watch", "0.3", "--count", "3");
+            r = Launch.tool(cli(), "check", pid, "--watch", "0.3", "--count", "3");
             // Without --count, the view ends when the JVM does.
             watch = Launch.command(cli(), "check", pid, "--watch", "0.2").start();
             watch.awaitLine(Pattern.compile("frame 2, .*"));
@@ -227,7 +221,7 @@ class ViewTest {
     static String[] tmux(Path dir, String socket, String... args) {
         List<String> cmd = new ArrayList<>(List.of(need("/usr/bin/tmux", "view"), "-L", socket));
         cmd.addAll(List.of(args));
-        return tool(cmd.toArray(new String[0]));
+        return Launch.tool(cmd.toArray(new String[0]));
     }
 
     static String awaitPane(Path dir, String socket, String needle, long limitS) throws InterruptedException {
@@ -338,7 +332,7 @@ class ViewTest {
         }
         Path page = dir.resolve("run.html");
         args.addAll(List.of("--html", page.toString(), "--synthetic", Launch.FAKE_TWO_NODES));
-        String[] r = tool(args.toArray(new String[0]));
+        String[] r = Launch.tool(args.toArray(new String[0]));
         assertEquals("0", r[0], r[1]);
         String dom = browse(page, Set.of(GROUP0, GROUP1));
         for (int g = 0; g < 2; g++) {
