@@ -170,12 +170,12 @@ class JfrTest {
                 .jvmArg("-XX:StartFlightRecording:filename=" + recording + ",settings=" + settings())
                 .start();
         try {
-            run.awaitLine(Pattern.compile("phase-ready 1 .*");
+            run.awaitLine(Pattern.compile("phase-ready 1 .*"));
             // Pool 1 may be placed before numapin saw the recording: told then.
-            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: recordings \\S+ run: .*");
+            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: recordings \\S+ run: .*"));
             Files.createFile(dir.resolve("go-1"));
-            run.awaitLine(Pattern.compile("phase-ready 2 .*");
-            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: numapin.NodeMemory: first events.*");
+            run.awaitLine(Pattern.compile("phase-ready 2 .*"));
+            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: numapin.NodeMemory: first events.*"));
             Files.createFile(dir.resolve("go-2"));
         } finally {
             if (!Files.exists(dir.resolve("go-2"))) {
@@ -252,7 +252,7 @@ class JfrTest {
     static void startRecording(Launch.Running run, String name, Path file, int earlier) {
         jcmd(run, "JFR.start", "name=" + name, "filename=" + file);
         run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: recordings \\S+ run: told the plan, the advice and "
-                + earlier + " placements made before");
+                + earlier + " placements made before"));
     }
 
     @Test
@@ -263,19 +263,19 @@ class JfrTest {
                 .options("group=1,groups=2,mem=none,log=debug").start();
         try {
             // Pool 1 placed; a recording starts: it is told pool 1 at once.
-            run.awaitLine(Pattern.compile("phase-ready 1 .*");
+            run.awaitLine(Pattern.compile("phase-ready 1 .*"));
             startRecording(run, "first", first, 2);
             Files.createFile(dir.resolve("go-1"));
             // Pool 2 placed while it runs; then it stops.
-            run.awaitLine(Pattern.compile("phase-ready 2 .*");
+            run.awaitLine(Pattern.compile("phase-ready 2 .*"));
             jcmd(run, "JFR.stop", "name=first");
-            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: no recording runs: numapin's events stop");
+            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: no recording runs: numapin's events stop"));
             Files.createFile(dir.resolve("go-2"));
             // Pool 3 placed with no recording; a second one starts and is told pools 1 to 3.
-            run.awaitLine(Pattern.compile("phase-ready 3 .*");
+            run.awaitLine(Pattern.compile("phase-ready 3 .*"));
             startRecording(run, "second", second, 6);
             Files.createFile(dir.resolve("go-3"));
-            run.awaitLine(Pattern.compile("phase-ready 4 .*");
+            run.awaitLine(Pattern.compile("phase-ready 4 .*"));
             jcmd(run, "JFR.stop", "name=second");
             Files.createFile(dir.resolve("go-4"));
         } finally {
