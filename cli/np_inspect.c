@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "np_json.h"
+#include "np_memory.h"
 #include "np_log.h"
 #include "np_glob.h"
 
@@ -140,45 +141,23 @@ static void seen_free(struct np_seen *s)
     hwloc_bitmap_free(s->nodes);
 }
 
-/* Resident pages per node, from /proc/PID/numa_maps ("N1=42" fields,
- * counted in pages of kernelpagesize_kB).  0, or -1 when unreadable. */
+/* Resident memory per node (np_memory: /proc/PID/numa_maps), in KiB.
+ * 0, or -1 when unreadable. */
 static int memory(pid_t pid, struct np_inspect *c)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/numa_maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
+    struct np_memory m;
+    if (np_memory_read(pid, &m) != 0)
         return -1;
-    char *line = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    while (rc == 0 && getline(&line, &cap, f) > 0) {
-        long long page_kb = 4;
-        char *ps = strstr(line, " kernelpagesize_kB=");
-        if (ps != NULL)
-            page_kb = strtoll(ps + 19, NULL, 10);
-        for (char *p = strstr(line, " N"); p != NULL; p = strstr(p + 1, " N")) {
-            char *eq;
-            long node = strtol(p + 2, &eq, 10);
-            if (eq == p + 2 || *eq != '=' || node < 0 || node > 4095)
-                continue;
-            long long pages = strtoll(eq + 1, NULL, 10);
-            if (node >= c->nnode_kb) {
-                long long *m = realloc(c->node_kb, (size_t)(node + 1) * sizeof *m);
-                if (m == NULL) {
-                    rc = -1;
-                    break;
-                }
-                memset(m + c->nnode_kb, 0, (size_t)(node + 1 - c->nnode_kb) * sizeof *m);
-                c->node_kb = m;
-                c->nnode_kb = (int)node + 1;
-            }
-            c->node_kb[node] += pages * page_kb;
-        }
+    c->node_kb = calloc((size_t)(m.nnodes > 0 ? m.nnodes : 1), sizeof *c->node_kb);
+    if (c->node_kb == NULL) {
+        np_memory_free(&m);
+        return -1;
     }
-    free(line);
-    fclose(f);
-    return rc;
+    for (int n = 0; n < m.nnodes; n++)
+        c->node_kb[n] = m.pages[n] * 4;
+    c->nnode_kb = m.nnodes;
+    np_memory_free(&m);
+    return 0;
 }
 
 static int by_tid(const void *a, const void *b)
@@ -248,6 +227,24 @@ void np_inspect_free(struct np_inspect *c)
     memset(c, 0, sizeof *c);
 }
 
+/* The process's memory (np_memory, from node_kb) and the nodes its threads
+ * may run on (the group's, for a JVM placed whole), into *m and where.
+ * 0, or -1 when the memory is unknown or memory runs out (free either
+ * way). */
+static int local_memory(const struct np_inspect *c, struct np_memory *m, hwloc_bitmap_t where)
+{
+    m->nnodes = c->nnode_kb;
+    m->pages = c->node_kb == NULL ? NULL : calloc((size_t)(c->nnode_kb > 0 ? c->nnode_kb : 1),
+                                                  sizeof *m->pages);
+    if (m->pages == NULL || where == NULL)
+        return -1;
+    for (int i = 0; i < c->nthreads; i++)
+        hwloc_bitmap_or(where, where, c->threads[i].nodes);
+    for (int n = 0; n < c->nnode_kb; n++)
+        m->pages[n] = c->node_kb[n] / 4;
+    return 0;
+}
+
 static void print_text(const struct np_inspect *c, const struct np_globs *o, FILE *out)
 {
     char cpus[1024], nodes[256], q[512];
@@ -260,6 +257,18 @@ static void print_text(const struct np_inspect *c, const struct np_globs *o, FIL
     for (int n = 0; n < c->nnode_kb; n++)
         if (c->node_kb[n] > 0)
             fprintf(out, "memory node=%d mib=%.1f\n", n, (double)c->node_kb[n] / 1024);
+    struct np_memory m;
+    hwloc_bitmap_t where = hwloc_bitmap_alloc();
+    if (local_memory(c, &m, where) == 0) {
+        char lnodes[256], lpages[1024], lshare[32];
+        np_cpulist(lnodes, sizeof lnodes, where);
+        np_memory_pages_str(lpages, sizeof lpages, &m);
+        np_memory_share_str(lshare, sizeof lshare, &m, where);
+        fprintf(out, "memory_local nodes=%s mem_pages=%s mem_local=%s\n", lnodes[0] ? lnodes : "none",
+                lpages, lshare);
+    }
+    np_memory_free(&m);
+    hwloc_bitmap_free(where);
     for (int i = 0; i < c->nthreads; i++) {
         const struct np_seen *s = &c->threads[i];
         if (o != NULL && !np_globs_match(o, s->name))
@@ -295,6 +304,14 @@ static void print_json(const struct np_inspect *c, const struct np_globs *o, FIL
             }
         np_json_close(&j);
     }
+    struct np_memory m;
+    hwloc_bitmap_t where = hwloc_bitmap_alloc();
+    if (local_memory(c, &m, where) == 0)
+        np_memory_json(&j, "memory", &m, where);
+    else
+        np_json_null(&j, "memory");
+    np_memory_free(&m);
+    hwloc_bitmap_free(where);
     np_json_open(&j, "threads", '[', true);
     for (int i = 0; i < c->nthreads; i++) {
         const struct np_seen *s = &c->threads[i];

@@ -19,6 +19,7 @@ int main(void)
     srunner_add_suite(sr, advise_suite());
     srunner_add_suite(sr, bind_suite());
     srunner_add_suite(sr, inspect_suite());
+    srunner_add_suite(sr, memory_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

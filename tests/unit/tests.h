@@ -27,6 +27,7 @@ Suite *expected_suite(void);
 Suite *advise_suite(void);
 Suite *bind_suite(void);
 Suite *inspect_suite(void);
+Suite *memory_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);
