@@ -187,6 +187,28 @@ static void read_flags(JNIEnv *jni)
     np_agent_jvm_facts(agent, &f);
 }
 
+static int set_flag_false(const char *name)
+{
+    return np_hotspot_set_bool(name, false);
+}
+
+/* Agent_OnLoad, the whole JVM placed: HotSpot's NUMA flags, read before
+ * it reserves the heap, for np_agent_use_numa_at_load to mend. */
+static void numa_at_load(JavaVM *vm)
+{
+    struct np_numa_flags f = {-1, -1, -1};
+    int hotspot = np_hotspot_init((const void *)(*vm)->GetEnv) == 0;
+    bool b;
+    int origin;
+    if (hotspot && np_hotspot_bool("UseNUMA", &b) == 0)
+        f.use_numa = b;
+    if (hotspot && np_hotspot_bool("UseNUMAInterleaving", &b) == 0)
+        f.interleaving = b;
+    if (hotspot && np_hotspot_origin("UseNUMAInterleaving", &origin) == 0)
+        f.interleaving_ergonomic = origin == NP_HOTSPOT_ERGONOMIC;
+    np_agent_use_numa_at_load(agent, &f, hotspot ? set_flag_false : NULL);
+}
+
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)thread;
@@ -250,8 +272,12 @@ static jint start(JavaVM *vm, const char *options, int late)
             return JNI_ERR;
         }
     }
+    if (!late)
+        numa_at_load(vm);
     if (late) {
-        /* Live phase already: no VMInit will come.  Place what runs now. */
+        /* Live phase already: no VMInit will come.  Place what runs now,
+         * and move the memory the JVM holds when it is placed whole. */
+        np_agent_attached(agent);
         JNIEnv *jni = NULL;
         if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK || jni == NULL) {
             np_log(NP_LOG_WARNING, "attached, but without a JNI environment: threads already "

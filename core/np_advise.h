@@ -5,6 +5,7 @@
 #define NP_ADVISE_H
 
 #include <hwloc.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "np_bind.h"
@@ -32,9 +33,10 @@ long np_compiler_threads_for(int n);
 int np_advise_threads(const struct np_jvm_facts *f, int group_cpus, char *buf, size_t len);
 
 /* UseNUMA in effect, and what it means for a group on `group_nodes` of a
- * machine whose usable nodes are `all_nodes` (OS indexes). */
+ * machine whose usable nodes are `all_nodes` (OS indexes), the whole JVM
+ * placed on it (scope=jvm) or only its matching threads. */
 int np_advise_use_numa(const struct np_jvm_facts *f, hwloc_const_bitmap_t group_nodes,
-                       hwloc_const_bitmap_t all_nodes, char *buf, size_t len);
+                       hwloc_const_bitmap_t all_nodes, bool whole_jvm, char *buf, size_t len);
 
 /* The process started with CPU and memory bindings on different nodes. */
 int np_advise_alignment(const struct np_topo *t, const struct np_actual *startup, char *buf,

@@ -6,7 +6,10 @@
  *  - np_agent_start.c: start-up, once (options, topology, plan, what
  *    placed threads get, the start-up lines and advice, scope=jvm);
  *  - np_agent_place.c: placing threads (on their start, from outside),
- *    their end, and the summary and report at exit.
+ *    their end, and the summary and report at exit;
+ *  - np_agent_jvm.c: the whole JVM (scope=jvm): placing the process, what
+ *    HotSpot decided before that (UseNUMA), moving its memory at a late
+ *    attach, and where its memory is at exit.
  *
  * Threading: np_agent_create runs once, before any callback.  After it the
  * fields below are read-only (the placement record has its own lock);
@@ -20,6 +23,7 @@
 
 #include "np_advise.h"
 #include "np_bind.h"
+#include "np_memory.h"
 #include "np_options.h"
 #include "np_plan.h"
 #include "np_record.h"
@@ -55,6 +59,9 @@ struct np_agent {
     struct np_actual startup;
     bool have_startup;
     int cpus_at_load;                 /* CPUs the JVM could use when numapin loaded */
+    bool jvm_placed;                  /* scope=jvm: the process is bound to the group */
+    bool numa_turned_off;             /* numapin turned HotSpot's UseNUMA off at load */
+    struct np_memory exit_memory;     /* read for the summary, kept for the report */
     struct np_record *record;
     struct np_report_plan report_plan; /* the plan as the report shows it */
     int lock_fd;                      /* group=auto: the lock held, else -1 */
@@ -62,6 +69,14 @@ struct np_agent {
     char report_path[4096];           /* FILE with %p expanded */
     np_once warned_cpu, warned_mem, warned_verify, warned_oom, warned_oversubscribed,
         warned_reset, told_mem_unchanged;
+};
+
+/* HotSpot's NUMA flags as the agent read them in Agent_OnLoad, before the
+ * heap exists: 1 on, 0 off, -1 unknown (not HotSpot). */
+struct np_numa_flags {
+    int use_numa;
+    int interleaving;            /* UseNUMAInterleaving */
+    int interleaving_ergonomic;  /* 1: HotSpot set it because UseNUMA was on */
 };
 
 /* Parses the options, loads the topology, plans, and logs the start-up
@@ -72,6 +87,21 @@ enum np_status np_agent_create(const char *options, struct np_agent **out);
 /* What the JVM decided before numapin could act (flags read at VMInit):
  * logs the advice that follows from it. */
 void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f);
+
+/* At load, after np_agent_create and before HotSpot reserves the heap: with
+ * the whole JVM placed on a group that is not every node, UseNUMA (decided
+ * by HotSpot from the whole machine) would spread the heap over every node,
+ * so it is turned off through `set_false` (a flag name; returns 0 when
+ * done), with UseNUMAInterleaving when HotSpot turned that on for it, as
+ * HotSpot itself does under numactl --membind to one node.  Where that
+ * cannot be done, the advice at VMInit warns that UseNUMA is on. */
+void np_agent_use_numa_at_load(struct np_agent *a, const struct np_numa_flags *f,
+                               int (*set_false)(const char *flag));
+
+/* After a late attach has placed the whole JVM (scope=jvm): moves the
+ * memory the JVM holds already to the group's node(s) and logs how much
+ * moved and how long it took (one warning when it could not). */
+void np_agent_attached(struct np_agent *a);
 
 /* A thread started; called on that thread.  A matching thread is placed.
  * A thread that does not match but inherited a placement from the thread
@@ -94,6 +124,14 @@ void np_agent_summary(struct np_agent *a);
 
 /* Writes the report (report=FILE) and logs where; once, at exit. */
 void np_agent_report(struct np_agent *a);
+
+/* Between the agent's own files (np_agent_jvm.c):
+ * np_agent_place_jvm binds the process to the group and gives the calling
+ * thread the group's memory policy (t), logging the "jvm" line; 0, or -1
+ * after a warning (an error line under strict).  np_agent_exit_memory
+ * writes " mem_pages=... mem_local=..." for the summary. */
+int np_agent_place_jvm(struct np_agent *a, const struct np_target *t);
+void np_agent_exit_memory(struct np_agent *a, char *fields, size_t len);
 
 /* Releases everything; no callback may run during or after it. */
 void np_agent_destroy(struct np_agent *a);

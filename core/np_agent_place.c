@@ -274,9 +274,11 @@ void np_agent_summary(struct np_agent *a)
     }
     hwloc_bitmap_free(used);
     free(slot_used);
+    char memory[1200];
+    np_agent_exit_memory(a, memory, sizeof memory);
     np_log(NP_LOG_INFO,
-           "summary group=%d placed=%d would_place=%d skipped=%d failed=%d mem_failed=%d cpus=%s",
-           a->opt.group, c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, cpus);
+           "summary group=%d placed=%d would_place=%d skipped=%d failed=%d mem_failed=%d cpus=%s%s",
+           a->opt.group, c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, cpus, memory);
 }
 
 void np_agent_report(struct np_agent *a)
@@ -288,7 +290,10 @@ void np_agent_report(struct np_agent *a)
     FILE *mem = open_memstream(&text, &len);
     int e = ENOMEM;
     if (mem != NULL) {
-        np_report_json(&a->report_plan, a->record, NP_RECORD_KEEP_ENDED, mem);
+        if (a->exit_memory.pages == NULL)
+            np_memory_read(0, &a->exit_memory);
+        np_report_json(&a->report_plan, a->record, NP_RECORD_KEEP_ENDED, &a->exit_memory,
+                       a->mem_nodes, mem);
         e = fclose(mem) == 0 ? 0 : errno;
     }
     for (size_t done = 0; e == 0 && done < len;) {

@@ -101,45 +101,6 @@ static void usable_nodes(const struct np_agent *a, hwloc_bitmap_t out)
         hwloc_bitmap_set(out, a->topo.nodes[i]->os_index);
 }
 
-/* scope=jvm: binds the whole process to the group and gives the loading
- * thread (which goes on to create the heap and the JVM's own threads, all
- * inheriting it) the group's memory policy. */
-static int place_jvm(struct np_agent *a, const struct np_target *t)
-{
-    char cpus[1024], mem[256], got_cpus[1024], got_mem[256];
-    np_cpulist(cpus, sizeof cpus, a->mine->cpus);
-    np_mem_target_str(mem, sizeof mem, t);
-    int rc = 0;
-    if (hwloc_set_cpubind(a->topo.topology, a->mine->cpus, HWLOC_CPUBIND_PROCESS) != 0) {
-        (a->opt.strict ? np_log_fatal : np_log_warning)(
-            "scope=jvm: cannot bind the JVM to cpus=%s: %s (%s)%s", cpus, strerror(errno),
-            np_errno_name(errno), a->opt.strict ? " (strict: the JVM does not start)" : "");
-        return -1;
-    }
-    struct np_target whole = {a->mine->cpus, t->nodes, t->mem};
-    struct np_actual got;
-    struct np_bind_result r;
-    if (np_actual_init(&got) != 0)
-        return -1;
-    np_bind_self(a->topo.topology, &whole, &r, &got);
-    np_cpulist(got_cpus, sizeof got_cpus, got.cpus);
-    np_mem_actual_str(got_mem, sizeof got_mem, &got);
-    np_actual_destroy(&got);
-    if (r.cpu_errno != 0 || r.mem_errno != 0) {
-        int e = r.cpu_errno ? r.cpu_errno : r.mem_errno;
-        (a->opt.strict ? np_log_fatal : np_log_warning)(
-            "scope=jvm: cannot set memory policy %s for the JVM: %s (%s)%s", mem, strerror(e),
-            np_errno_name(e), a->opt.strict ? " (strict: the JVM does not start)" : "");
-        rc = -1;
-    } else if (!r.cpu_ok || !r.mem_ok) {
-        np_log(NP_LOG_WARNING, "scope=jvm: the JVM reads back cpus=%s mem=%s, not cpus=%s mem=%s",
-               got_cpus, got_mem, cpus, mem);
-    }
-    np_log(NP_LOG_INFO, "jvm group=%d node=%s cpus=%s mem=%s", a->opt.group, a->node_list,
-           got_cpus, got_mem);
-    return rc;
-}
-
 /* Advice that needs only the machine and the start-up state. */
 static void advise_at_start(struct np_agent *a)
 {
@@ -165,7 +126,9 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
     hwloc_bitmap_t all = hwloc_bitmap_alloc();
     if (all != NULL) {
         usable_nodes(a, all);
-        if (np_advise_use_numa(f, a->mine->nodes, all, msg, sizeof msg))
+        /* Turned off at load: that line said why. */
+        if (!a->numa_turned_off &&
+            np_advise_use_numa(f, a->mine->nodes, all, a->jvm_placed, msg, sizeof msg))
             np_log(f->use_numa == 1 && !hwloc_bitmap_isequal(a->mine->nodes, all)
                        ? NP_LOG_WARNING : NP_LOG_INFO, "advice: %s", msg);
         hwloc_bitmap_free(all);
@@ -246,6 +209,7 @@ static enum np_status plan(struct np_agent *a)
             return NP_ERR_OPTIONS;
         }
     }
+    np_options_resolve(&a->opt, a->opt.groups);
     if (np_plan_build(&a->topo, a->opt.groups, a->opt.domain, &a->plan) != 0) {
         if (errno == ENOENT)
             snprintf(err, sizeof err, "domain=%s: this machine reports no %s with usable CPUs",
@@ -337,11 +301,12 @@ static void log_plan(struct np_agent *a, const struct np_target *t)
     np_quote(threads, sizeof threads, a->opt.threads.text);
     np_log(NP_LOG_INFO,
            "plan group=%d groups=%d domain=%s node=%s slice=%d/%d cpus=%s cpus_mode=%s "
-           "cpukind=%s slots=%d mem=%s threads=%s dryrun=%s strict=%s",
+           "cpukind=%s slots=%d mem=%s threads=%s dryrun=%s strict=%s scope=%s (%s)",
            a->opt.group, a->opt.groups, np_domain_name(a->opt.domain), a->node_list,
            a->mine->slice + 1, a->mine->nslices, cpus, np_cpus_mode_name(a->opt.cpus),
            np_cpukind_name(a->opt.cpukind, kind, sizeof kind), a->nslots, mem, threads,
-           yesno(a->opt.dryrun), yesno(a->opt.strict));
+           yesno(a->opt.dryrun), yesno(a->opt.strict), np_scope_name(a->opt.scope),
+           np_options_scope_why(&a->opt));
     for (int i = 0; i < a->plan.nwarnings; i++) {
         const struct np_warning *w = &a->plan.warnings[i];
         if (a->opt.group >= w->first_group && a->opt.group <= w->last_group)
@@ -370,7 +335,7 @@ static enum np_status start(struct np_agent *a, const char *options)
     advise_at_start(a);
     a->cpus_at_load = a->have_startup ? hwloc_bitmap_weight(a->startup.cpus) : -1;
     if (a->opt.scope == NP_SCOPE_JVM && !a->opt.dryrun) {
-        if (place_jvm(a, &t) != 0 && a->opt.strict)
+        if (np_agent_place_jvm(a, &t) != 0 && a->opt.strict)
             return NP_ERR_RUNTIME;
         /* Threads put back from an inherited placement go to the JVM's group. */
         if (a->have_startup)
@@ -425,6 +390,7 @@ void np_agent_destroy(struct np_agent *a)
         return;
     if (a->report_fd >= 0)
         close(a->report_fd);
+    np_memory_free(&a->exit_memory);
     np_record_destroy(a->record);
     for (int s = 0; a->slot_cpus_str != NULL && s < a->nslots; s++)
         free(a->slot_cpus_str[s]);

@@ -20,7 +20,9 @@ const char *np_options_help(void)
 "  groups=N         JVM groups sharing the host (default: NUMA nodes with CPUs)\n"
 "  threads=GLOB|..  thread names to place, shell globs separated by |\n"
 "                   (default " NP_DEFAULT_THREADS ")\n"
-"  scope=threads|jvm  place the matching threads (default), or the whole JVM too\n"
+"  scope=jvm|threads  the whole JVM on the group, its heap and own threads too\n"
+"                   (default when groups > 1), or only the matching threads\n"
+"                   (default for one group)\n"
 "  rescan=MS        look for threads renamed to a matching name every MS ms\n"
 "                   (default 1000; 0: never)\n"
 "  domain=node|package|l3  what a group is placed on (default node)\n"
@@ -191,6 +193,7 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
     case K_SCOPE:
         if ((x = np_names_find(&np_scope_names, v)) >= 0) {
             o->scope = (enum np_scope)x;
+            o->scope_given = true;
             return 0;
         }
         break;
@@ -332,6 +335,19 @@ int np_options_parse(const char *s, struct np_options *o, char *err, size_t errl
         rc = -1;
     }
     return rc;
+}
+
+void np_options_resolve(struct np_options *o, int groups)
+{
+    if (!o->scope_given)
+        o->scope = groups > 1 ? NP_SCOPE_JVM : NP_SCOPE_THREADS;
+}
+
+const char *np_options_scope_why(const struct np_options *o)
+{
+    if (o->scope_given)
+        return "given";
+    return o->scope == NP_SCOPE_JVM ? "default with groups>1" : "default with groups=1";
 }
 
 void np_options_free(struct np_options *o)

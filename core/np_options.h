@@ -1,6 +1,6 @@
 /* np_options: the agent's option string, parsed and validated.
  *
- *   group=N|auto,groups=N,threads=GLOB|GLOB,scope=threads|jvm,rescan=MS,
+ *   group=N|auto,groups=N,threads=GLOB|GLOB,scope=jvm|threads,rescan=MS,
  *   domain=node|package|l3,
  *   cpus=node|core|pu,cpukind=performance|efficiency|any|N,
  *   mem=preferred|bind|interleave|local|none[:NODES],log=LEVEL[:FILE],
@@ -26,7 +26,8 @@ struct np_options {
     int group;          /* 0-based; default 0; NP_GROUP_AUTO */
     int groups;         /* 0 until set: the number of NUMA nodes with CPUs */
     struct np_globs threads; /* thread names to place */
-    enum np_scope scope;
+    enum np_scope scope; /* after np_options_resolve: the scope in effect */
+    bool scope_given;   /* scope= was in the option string */
     int rescan_ms;      /* period of the renamed-thread rescan; 0: off */
     enum np_domain domain;
     enum np_cpus_mode cpus;
@@ -50,6 +51,17 @@ struct np_options {
 int np_options_parse(const char *s, struct np_options *o, char *err, size_t errlen);
 
 void np_options_free(struct np_options *o);
+
+/* Settles what depends on the group count, once it is known (groups= or
+ * the machine's default): the scope, unless scope= was given, is jvm when
+ * groups > 1 (a JVM given its group lives on it: heap, GC and JIT threads
+ * included) and threads for one group (the whole machine, where binding the
+ * process changes nothing). */
+void np_options_resolve(struct np_options *o, int groups);
+
+/* Why the scope in effect is what it is, for the plan line: "given",
+ * "default with groups>1" or "default with groups=1". */
+const char *np_options_scope_why(const struct np_options *o);
 
 /* The option reference printed by the `help` option. */
 const char *np_options_help(void);
