@@ -98,16 +98,17 @@ static char *replace_group(const char *arg, int group)
     return out;
 }
 
-/* In the child: environment, output, exec.  Never returns. */
+/* In the child: environment, output, exec.  Never returns.  java_flags:
+ * the HotSpot flags that fit the group ("" for none), before the agent. */
 static void run_child(int group, int groups, const char *agent, const char *opts,
-                      const char *log, char **cmd)
+                      const char *java_flags, const char *log, char **cmd)
 {
     const char *old = getenv("JAVA_TOOL_OPTIONS");
     char *jto = NULL, num[16];
     char *gopts = opts ? replace_group(opts, group) : NULL;
-    if (asprintf(&jto, "%s%s-agentpath:%s=group=%d,groups=%d%s%s", old ? old : "",
-                 old && *old ? " " : "", agent, group, groups, gopts ? "," : "",
-                 gopts ? gopts : "") < 0)
+    if (asprintf(&jto, "%s%s%s%s-agentpath:%s=group=%d,groups=%d%s%s", old ? old : "",
+                 old && *old ? " " : "", java_flags, *java_flags ? " " : "", agent, group, groups,
+                 gopts ? "," : "", gopts ? gopts : "") < 0)
         _exit(127);
     setenv("JAVA_TOOL_OPTIONS", jto, 1);
     snprintf(num, sizeof num, "%d", group);
@@ -239,11 +240,33 @@ static int make_dirs(const char *dir)
     return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* Each group's HotSpot flags (cli_java_flags), planned as the agents will
+ * plan (the options' domain=, "{group}" read as 0).  0, or -1 after one
+ * line saying the JVMs go without them. */
+static int group_flags(int groups, const char *opts, char (*flags)[64])
+{
+    char err[1024];
+    char *o = opts != NULL ? replace_group(opts, 0) : NULL;
+    int *cpus = calloc((size_t)groups, sizeof *cpus);
+    int rc = cpus != NULL && (opts == NULL || o != NULL) ? cli_group_cpus(groups, o, cpus, err, sizeof err)
+                                                          : (snprintf(err, sizeof err, "out of memory"), -1);
+    for (int g = 0; rc == 0 && g < groups; g++)
+        cli_java_flags(cpus[g], flags[g], sizeof flags[g]);
+    if (rc != 0)
+        fprintf(stderr, "numapin groups: %s: the JVMs get no -XX:ActiveProcessorCount\n", err);
+    free(cpus);
+    free(o);
+    return rc;
+}
+
 static const char usage[] =
-    "usage: numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] -- CMD ARGS...\n"
+    "usage: numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] [--no-java-flags]\n"
+    "                      -- CMD ARGS...\n"
     "Runs CMD as N JVM groups at once: copy i gets -agentpath:LIB=group=i,groups=N[,OPTS]\n"
     "in JAVA_TOOL_OPTIONS, NUMAPIN_GROUP=i and NUMAPIN_GROUPS=N in its environment, and {group}\n"
-    "in its arguments replaced by i.\n";
+    "in its arguments replaced by i.  JAVA_TOOL_OPTIONS also gets -XX:ActiveProcessorCount=C,\n"
+    "C the group's CPUs, which sizes the JVM's GC and JIT threads to its group;\n"
+    "--no-java-flags leaves it out.\n";
 
 int cli_groups(int argc, char **argv)
 {
@@ -252,10 +275,11 @@ int cli_groups(int argc, char **argv)
         {"agent", required_argument, NULL, 'a'},
         {"options", required_argument, NULL, 'o'},
         {"logs", required_argument, NULL, 'l'},
+        {"no-java-flags", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int groups = 0, c;
+    int groups = 0, c, java_flags = 1;
     char agent[PATH_MAX];
     argv[0] = "numapin groups"; /* how getopt names us in its messages */
     const char *opts = NULL, *dir = "numapin-groups-logs";
@@ -272,6 +296,7 @@ int cli_groups(int argc, char **argv)
         case 'a': snprintf(agent, sizeof agent, "%s", optarg); break;
         case 'o': opts = optarg; break;
         case 'l': dir = optarg; break;
+        case 'J': java_flags = 0; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -296,6 +321,9 @@ int cli_groups(int argc, char **argv)
         fprintf(stderr, "numapin groups: out of memory\n");
         return 1;
     }
+    char (*flags)[64] = calloc((size_t)groups, sizeof *flags);
+    if (flags == NULL || (java_flags && group_flags(groups, opts, flags) != 0))
+        java_flags = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward;
@@ -311,7 +339,7 @@ int cli_groups(int argc, char **argv)
             break;
         }
         if (pid == 0)
-            run_child(g, groups, agent, opts, logs[g], argv + optind);
+            run_child(g, groups, agent, opts, flags != NULL ? flags[g] : "", logs[g], argv + optind);
         children[g] = pid;
         nchildren = g + 1;
     }
@@ -328,5 +356,6 @@ int cli_groups(int argc, char **argv)
     free(r);
     free(children);
     free(logs);
+    free(flags);
     return ok && nchildren == groups && !forwarded ? 0 : 1;
 }
