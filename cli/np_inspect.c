@@ -146,7 +146,8 @@ static void seen_free(struct np_seen *s)
 static int memory(pid_t pid, struct np_inspect *c)
 {
     struct np_memory m;
-    if (np_memory_read(pid, &m) != 0)
+    np_memory_read(pid, true, &c->own);
+    if (np_memory_read(pid, false, &m) != 0)
         return -1;
     c->node_kb = calloc((size_t)(m.nnodes > 0 ? m.nnodes : 1), sizeof *c->node_kb);
     if (c->node_kb == NULL) {
@@ -224,24 +225,19 @@ void np_inspect_free(struct np_inspect *c)
         seen_free(&c->threads[i]);
     free(c->threads);
     free(c->node_kb);
+    np_memory_free(&c->own);
     memset(c, 0, sizeof *c);
 }
 
-/* The process's memory (np_memory, from node_kb) and the nodes its threads
- * may run on (the group's, for a JVM placed whole), into *m and where.
- * 0, or -1 when the memory is unknown or memory runs out (free either
- * way). */
-static int local_memory(const struct np_inspect *c, struct np_memory *m, hwloc_bitmap_t where)
+/* The nodes the process's threads may run on (the group's, for a JVM
+ * placed whole), into where.  0, or -1 when its own memory is unknown or
+ * memory runs out. */
+static int local_nodes(const struct np_inspect *c, hwloc_bitmap_t where)
 {
-    m->nnodes = c->nnode_kb;
-    m->pages = c->node_kb == NULL ? NULL : calloc((size_t)(c->nnode_kb > 0 ? c->nnode_kb : 1),
-                                                  sizeof *m->pages);
-    if (m->pages == NULL || where == NULL)
+    if (c->own.pages == NULL || where == NULL)
         return -1;
     for (int i = 0; i < c->nthreads; i++)
         hwloc_bitmap_or(where, where, c->threads[i].nodes);
-    for (int n = 0; n < c->nnode_kb; n++)
-        m->pages[n] = c->node_kb[n] / 4;
     return 0;
 }
 
@@ -257,17 +253,15 @@ static void print_text(const struct np_inspect *c, const struct np_globs *o, FIL
     for (int n = 0; n < c->nnode_kb; n++)
         if (c->node_kb[n] > 0)
             fprintf(out, "memory node=%d mib=%.1f\n", n, (double)c->node_kb[n] / 1024);
-    struct np_memory m;
     hwloc_bitmap_t where = hwloc_bitmap_alloc();
-    if (local_memory(c, &m, where) == 0) {
+    if (local_nodes(c, where) == 0) {
         char lnodes[256], lpages[1024], lshare[32];
         np_cpulist(lnodes, sizeof lnodes, where);
-        np_memory_pages_str(lpages, sizeof lpages, &m);
-        np_memory_share_str(lshare, sizeof lshare, &m, where);
+        np_memory_pages_str(lpages, sizeof lpages, &c->own);
+        np_memory_share_str(lshare, sizeof lshare, &c->own, where);
         fprintf(out, "memory_local nodes=%s mem_pages=%s mem_local=%s\n", lnodes[0] ? lnodes : "none",
                 lpages, lshare);
     }
-    np_memory_free(&m);
     hwloc_bitmap_free(where);
     for (int i = 0; i < c->nthreads; i++) {
         const struct np_seen *s = &c->threads[i];
@@ -304,13 +298,11 @@ static void print_json(const struct np_inspect *c, const struct np_globs *o, FIL
             }
         np_json_close(&j);
     }
-    struct np_memory m;
     hwloc_bitmap_t where = hwloc_bitmap_alloc();
-    if (local_memory(c, &m, where) == 0)
-        np_memory_json(&j, "memory", &m, where);
+    if (local_nodes(c, where) == 0)
+        np_memory_json(&j, "memory", &c->own, where);
     else
         np_json_null(&j, "memory");
-    np_memory_free(&m);
     hwloc_bitmap_free(where);
     np_json_open(&j, "threads", '[', true);
     for (int i = 0; i < c->nthreads; i++) {

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "np_glob.h"
+#include "np_memory.h"
 #include "np_topo.h"
 
 /* A thread named by the JVM. */
@@ -47,6 +48,7 @@ struct np_inspect {
     int nthreads;
     long long *node_kb;     /* resident memory per node, by OS index; NULL when unknown */
     int nnode_kb;
+    struct np_memory own;   /* its own memory (np_memory: not the files it maps) */
 };
 
 /* Looks at process `pid` on the machine `t` (loaded as this system).

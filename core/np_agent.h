@@ -58,6 +58,8 @@ struct np_agent {
      * not placed should have, and the start-up binding to advise on. */
     struct np_actual startup;
     bool have_startup;
+    bool may_inherit;                 /* some placement differs from the start-up CPUs:
+                                         a thread may inherit one it must not keep */
     int cpus_at_load;                 /* CPUs the JVM could use when numapin loaded */
     bool jvm_placed;                  /* scope=jvm: the process is bound to the group */
     bool numa_turned_off;             /* numapin turned HotSpot's UseNUMA off at load */
@@ -98,9 +100,10 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f);
 void np_agent_use_numa_at_load(struct np_agent *a, const struct np_numa_flags *f,
                                int (*set_false)(const char *flag));
 
-/* After a late attach has placed the whole JVM (scope=jvm): moves the
- * memory the JVM holds already to the group's node(s) and logs how much
- * moved and how long it took (one warning when it could not). */
+/* After a late attach has placed the whole JVM (scope=jvm): gives the
+ * JVM's own memory the group's policy and moves it to the group's node(s)
+ * (np_memory_move_self), logging how much moved and how long it took (one
+ * warning when it could not). */
 void np_agent_attached(struct np_agent *a);
 
 /* A thread started; called on that thread.  A matching thread is placed.
@@ -131,6 +134,11 @@ void np_agent_report(struct np_agent *a);
  * after a warning (an error line under strict).  np_agent_exit_memory
  * writes " mem_pages=... mem_local=..." for the summary. */
 int np_agent_place_jvm(struct np_agent *a, const struct np_target *t);
+/* True when a thread can inherit a placement other than the start-up one:
+ * some placement's CPUs differ from the start-up CPUs.  With the whole JVM
+ * placed and cpus=node, none does, and a thread that does not match has
+ * nothing to be put back from. */
+bool np_agent_may_inherit(const struct np_agent *a);
 void np_agent_exit_memory(struct np_agent *a, char *fields, size_t len);
 
 /* Releases everything; no callback may run during or after it. */

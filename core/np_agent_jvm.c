@@ -104,35 +104,41 @@ void np_agent_attached(struct np_agent *a)
         np_log(NP_LOG_INFO, "attach: mem=none, so the JVM's memory stays where it is");
         return;
     }
+    char nodes[256];
+    np_cpulist(nodes, sizeof nodes, a->mem_nodes);
     struct np_move r;
-    if (np_memory_move_self(a->mem_nodes, &r) != 0) {
+    if (np_memory_move_self(&a->policy, a->mem_nodes, &r) != 0) {
         int e = errno;
         np_log(NP_LOG_WARNING,
                "attach: cannot move this JVM's memory to node %s: %s (%s); its threads run on the "
                "group's CPUs and what they allocate from now on lands there, what it holds "
-               "already stays where it is", a->node_list, strerror(e), np_errno_name(e));
+               "already stays where it is", nodes, strerror(e), np_errno_name(e));
         return;
     }
-    char nodes[256];
-    np_cpulist(nodes, sizeof nodes, a->mem_nodes);
+    long long left = r.resident - r.after;
     np_log(NP_LOG_INFO,
-           "attach: moved memory pages=%lld mib=%.1f node=%s ms=%.0f resident=%lld already=%lld "
-           "failed=%lld", r.moved, (double)r.moved / 256, nodes, r.ms, r.resident, r.already,
-           r.failed);
-    if (r.failed > 0)
+           "attach: moved memory pages=%lld mib=%.1f node=%s ms=%.0f resident=%lld before=%lld "
+           "after=%lld left=%lld mappings=%d", r.moved, (double)r.moved / 256, nodes, r.ms,
+           r.resident, r.before, r.after, left > 0 ? left : 0, r.mappings);
+    if (r.refused > 0)
         np_log(NP_LOG_WARNING,
-               "attach: %lld of this JVM's pages could not move to node %s: %s (%s)%s; they stay "
-               "where they are", r.failed, nodes, strerror(r.fail_errno),
-               np_errno_name(r.fail_errno),
-               r.fail_errno == ENOMEM ? ", the node has no free memory for them" : "");
+               "attach: %d of this JVM's mappings refused the group's memory policy %s: %s (%s); "
+               "their pages stay where they are", r.refused, a->mem_str, strerror(r.fail_errno),
+               np_errno_name(r.fail_errno));
+    else if (r.resident > 0 && left * 100 > r.resident)
+        np_log(NP_LOG_WARNING,
+               "attach: %lld of this JVM's %lld resident pages stay off node %s (no free memory "
+               "there for them, or pages shared with another process, which stay)", left,
+               r.resident, nodes);
 }
 
-/* The summary's mem_pages= and mem_local= fields: where the process's
- * resident memory is, read once at exit and kept for the report. */
+/* The summary's mem_pages= and mem_local= fields: where the process's own
+ * resident memory is (np_memory: not the files it maps), read once at
+ * exit and kept for the report. */
 void np_agent_exit_memory(struct np_agent *a, char *fields, size_t len)
 {
     if (a->exit_memory.pages == NULL)
-        np_memory_read(0, &a->exit_memory);
+        np_memory_read(0, true, &a->exit_memory);
     char pages[1024], share[32];
     np_memory_pages_str(pages, sizeof pages, &a->exit_memory);
     np_memory_share_str(share, sizeof share, &a->exit_memory, a->mem_nodes);

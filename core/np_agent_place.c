@@ -29,12 +29,24 @@ static const char *quoted(char *buf, size_t len, const char *name)
 /* A thread that is not to be placed but was created by a placed one has
  * inherited its CPUs and memory policy: give it the start-up ones back.
  * A binding numapin did not make (the application's own) is left alone. */
+bool np_agent_may_inherit(const struct np_agent *a)
+{
+    if (!a->have_startup)
+        return false;
+    if (!hwloc_bitmap_isequal(a->place_cpus, a->startup.cpus))
+        return true;
+    for (int s = 0; s < a->nslots; s++)
+        if (!hwloc_bitmap_isequal(a->slots[s], a->startup.cpus))
+            return true;
+    return false;
+}
+
 static void skip(struct np_agent *a, const char *name, pid_t tid)
 {
     char qname[512];
     const char *reset = "";
     struct np_actual now;
-    if (!a->opt.dryrun && a->have_startup && np_actual_init(&now) == 0) {
+    if (!a->opt.dryrun && a->may_inherit && np_actual_init(&now) == 0) {
         if (np_read_self(a->topo.topology, &now) == 0 && is_placement(a, now.cpus) &&
             !hwloc_bitmap_isequal(now.cpus, a->startup.cpus)) {
             if (np_restore_self(a->topo.topology, &a->startup) == 0)
@@ -291,7 +303,7 @@ void np_agent_report(struct np_agent *a)
     int e = ENOMEM;
     if (mem != NULL) {
         if (a->exit_memory.pages == NULL)
-            np_memory_read(0, &a->exit_memory);
+            np_memory_read(0, true, &a->exit_memory);
         np_report_json(&a->report_plan, a->record, NP_RECORD_KEEP_ENDED, &a->exit_memory,
                        a->mem_nodes, mem);
         e = fclose(mem) == 0 ? 0 : errno;

@@ -30,7 +30,15 @@ static int add(struct np_memory *m, long node, long long pages)
     return 0;
 }
 
-int np_memory_read(pid_t pid, struct np_memory *m)
+/* True for a numa_maps line of a mapping of the process's own: anonymous,
+ * or anonymous huge pages (hugetlbfs's "/anon_hugepage"). */
+static bool own_mapping(const char *line)
+{
+    const char *file = strstr(line, " file=");
+    return file == NULL || strncmp(file + 6, "/anon_hugepage", 14) == 0;
+}
+
+int np_memory_read(pid_t pid, bool own, struct np_memory *m)
 {
     m->pages = NULL;
     m->nnodes = 0;
@@ -50,6 +58,8 @@ int np_memory_read(pid_t pid, struct np_memory *m)
     /* Each line: ADDRESS POLICY [key=value ...], with N<node>=<pages> in
      * pages of kernelpagesize_kB. */
     while (rc == 0 && getline(&line, &cap, f) > 0) {
+        if (own && !own_mapping(line))
+            continue;
         long long page_kb = BASE_KIB;
         char *ps = strstr(line, " kernelpagesize_kB=");
         if (ps != NULL)
@@ -160,70 +170,10 @@ void np_memory_json(struct np_json *j, const char *key, const struct np_memory *
 
 /* ---- moving this process's pages ---------------------------------------- */
 
-#define BATCH 4096 /* pages per move_pages call */
-
-struct mover {
-    int *targets;       /* the target nodes, in turn */
-    int ntargets, next;
-    hwloc_const_bitmap_t nodes;
-    void *query[BATCH]; /* pages to look at */
-    int nquery;
-    void *move[BATCH];  /* pages to move, and where */
-    int to[BATCH];
-    int nmove;
-    int status[BATCH];
-    struct np_move *r;
-};
-
-static int flush_moves(struct mover *mv)
-{
-    if (mv->nmove == 0)
-        return 0;
-    long rc = move_pages(0, (unsigned long)mv->nmove, mv->move, mv->to, mv->status, MPOL_MF_MOVE);
-    if (rc < 0)
-        return -1;
-    for (int i = 0; i < mv->nmove; i++) {
-        int s = mv->status[i];
-        if (s >= 0 && hwloc_bitmap_isset(mv->nodes, (unsigned)s)) {
-            mv->r->moved++;
-        } else {
-            mv->r->failed++;
-            if (mv->r->fail_errno == 0)
-                mv->r->fail_errno = s < 0 ? -s : EBUSY;
-        }
-    }
-    mv->nmove = 0;
-    return 0;
-}
-
-/* Asks where the queued pages are; queues those elsewhere for moving. */
-static int flush_query(struct mover *mv)
-{
-    if (mv->nquery == 0)
-        return 0;
-    if (move_pages(0, (unsigned long)mv->nquery, mv->query, NULL, mv->status, 0) < 0)
-        return -1;
-    for (int i = 0; i < mv->nquery; i++) {
-        int s = mv->status[i];
-        if (s < 0)
-            continue; /* not present (ENOENT), the zero page (EFAULT) */
-        mv->r->resident++;
-        if (hwloc_bitmap_isset(mv->nodes, (unsigned)s)) {
-            mv->r->already++;
-            continue;
-        }
-        mv->move[mv->nmove] = mv->query[i];
-        mv->to[mv->nmove++] = mv->targets[mv->next];
-        mv->next = (mv->next + 1) % mv->ntargets;
-        if (mv->nmove == BATCH && flush_moves(mv) != 0)
-            return -1;
-    }
-    mv->nquery = 0;
-    return 0;
-}
-
-/* True for a line of /proc/self/maps naming a private writable mapping
- * whose pages may move: not the kernel's vdso, vvar or vsyscall pages. */
+/* True for a line of /proc/self/maps naming a mapping of the process's own
+ * memory (as np_memory_read counts it) whose pages may move: private,
+ * writable and anonymous ([heap], [stack], no name, anonymous huge pages),
+ * not the kernel's vdso, vvar or vsyscall pages, nor a file's. */
 static int movable(const char *line, unsigned long *lo, unsigned long *hi)
 {
     char perms[8] = "";
@@ -233,64 +183,89 @@ static int movable(const char *line, unsigned long *lo, unsigned long *hi)
     if (perms[0] != 'r' || perms[1] != 'w' || perms[3] != 'p')
         return 0;
     const char *name = name_at > 0 ? line + name_at : "";
-    return strncmp(name, "[vvar", 5) != 0 && strncmp(name, "[vdso", 5) != 0 &&
+    if (*name == '\n' || *name == '\0' || strncmp(name, "/anon_hugepage", 14) == 0)
+        return 1;
+    return *name == '[' && strncmp(name, "[vvar", 5) != 0 && strncmp(name, "[vdso", 5) != 0 &&
            strncmp(name, "[vsyscall", 9) != 0;
 }
 
-int np_memory_move_self(hwloc_const_bitmap_t nodes, struct np_move *r)
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+int np_memory_move_self(const struct np_policy *p, hwloc_const_bitmap_t nodes, struct np_move *r)
 {
     memset(r, 0, sizeof *r);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int n = hwloc_bitmap_weight(nodes);
-    if (n <= 0) {
-        errno = EINVAL;
+    double t0 = now_ms();
+    if (p->mode < 0 || p->error != 0 || p->mask == NULL) {
+        errno = p->mode < 0 ? EINVAL : p->error != 0 ? p->error : ENOSYS;
         return -1;
     }
-    if (numa_available() != 0) {
-        errno = ENOSYS;
+    struct np_memory m;
+    if (np_memory_read(0, true, &m) != 0)
         return -1;
-    }
-    struct mover *mv = calloc(1, sizeof *mv);
-    int *targets = calloc((size_t)n, sizeof *targets);
+    r->before = np_memory_on(&m, nodes);
+    long long total_before = np_memory_total(&m);
+    np_memory_free(&m);
     FILE *maps = fopen("/proc/self/maps", "re");
-    int rc = -1, e = ENOMEM;
-    if (mv == NULL || targets == NULL || maps == NULL) {
-        e = maps == NULL && mv != NULL && targets != NULL ? errno : ENOMEM;
-        goto out;
-    }
-    int k = 0, node;
-    NP_FOREACH(node, nodes)
-        targets[k++] = node;
-    *mv = (struct mover){.targets = targets, .ntargets = n, .nodes = nodes, .r = r};
-    long page = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+    if (maps == NULL)
+        return -1;
+    /* The mappings first, then mbind: mbind may merge mappings, which
+     * changes the file being read. */
+    unsigned long (*ranges)[2] = NULL;
+    int n = 0, cap = 0, e = 0;
     char *line = NULL;
-    size_t cap = 0;
-    rc = 0;
-    while (rc == 0 && getline(&line, &cap, maps) > 0) {
+    size_t len = 0;
+    while (getline(&line, &len, maps) > 0) {
         unsigned long lo, hi;
         if (!movable(line, &lo, &hi))
             continue;
-        for (unsigned long a = lo; rc == 0 && a < hi; a += (unsigned long)page) {
-            mv->query[mv->nquery++] = (void *)a;
-            if (mv->nquery == BATCH)
-                rc = flush_query(mv);
+        if (n == cap) {
+            int ncap = cap > 0 ? 2 * cap : 256;
+            unsigned long (*g)[2] = realloc(ranges, (size_t)ncap * sizeof *g);
+            if (g == NULL) {
+                e = ENOMEM;
+                break;
+            }
+            ranges = g;
+            cap = ncap;
         }
+        ranges[n][0] = lo;
+        ranges[n++][1] = hi;
     }
     free(line);
-    if (rc == 0)
-        rc = flush_query(mv);
-    if (rc == 0)
-        rc = flush_moves(mv);
-    e = errno;
-out:
-    if (maps != NULL)
-        fclose(maps);
-    free(targets);
-    free(mv);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    r->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    if (rc != 0)
+    fclose(maps);
+    for (int i = 0; e == 0 && i < n; i++) {
+        long rc = mbind((void *)ranges[i][0], ranges[i][1] - ranges[i][0], p->mode,
+                        p->empty ? NULL : p->mask, p->empty ? 0 : p->nbits + 1, MPOL_MF_MOVE);
+        if (rc == 0) {
+            r->mappings++;
+        } else if (errno != EFAULT && errno != ENOMEM) {
+            /* EFAULT, ENOMEM: the mapping went away meanwhile. */
+            if (r->refused++ == 0)
+                r->fail_errno = errno;
+        }
+    }
+    free(ranges);
+    if (e != 0) {
         errno = e;
-    return rc;
+        return -1;
+    }
+    if (r->mappings == 0 && r->refused > 0) {
+        errno = r->fail_errno;
+        return -1;
+    }
+    if (np_memory_read(0, true, &m) == 0) {
+        r->resident = np_memory_total(&m);
+        r->after = np_memory_on(&m, nodes);
+        /* What came there, less what the process allocated meanwhile. */
+        long long grown = r->resident > total_before ? r->resident - total_before : 0;
+        r->moved = r->after - r->before - grown > 0 ? r->after - r->before - grown : 0;
+        np_memory_free(&m);
+    }
+    r->ms = now_ms() - t0;
+    return 0;
 }

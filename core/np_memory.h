@@ -3,20 +3,31 @@
  * Where it is: /proc/PID/numa_maps, the kernel's count of each mapping's
  * resident pages on each node (what numastat -p reads; neither hwloc nor
  * libnuma reports a process's memory).  Counted in 4 KiB pages: a huge page
- * counts as the 4 KiB pages it holds.
+ * counts as the 4 KiB pages it holds.  The process's own memory is that of
+ * its anonymous mappings (the Java heap, thread stacks, malloc, metaspace,
+ * the code cache; anonymous huge pages too): what a placement puts
+ * somewhere.  The pages of files it maps (libjvm.so, the CDS archive, jars)
+ * are the page cache's, shared with every process mapping them, and stay
+ * on the node where they were first read.
  *
- * Moving it: libnuma's move_pages(2) on this process (pid 0), over its
- * private writable mappings (heap, stacks, the JVM's own data), with
- * MPOL_MF_MOVE, so the kernel moves only pages that this process alone maps
- * and never a page shared with another process.  Nothing else in numapin
+ * Moving it: mbind(2) with MPOL_MF_MOVE over this process's own mappings
+ * (mbind acts on the calling process only), which gives them a memory
+ * policy and moves their resident pages to follow it; with MPOL_MF_MOVE the
+ * kernel moves only pages that this process alone maps, never a page
+ * shared with another process.  mbind walks the page tables itself, so it
+ * also finds the pages that kernels 6.1 to 6.4 hide from move_pages(2)
+ * while automatic NUMA balancing has them marked.  Nothing else in numapin
  * moves pages; the agent calls it only when the whole JVM is placed at a
  * late attach (docs/security.md). */
 #ifndef NP_MEMORY_H
 #define NP_MEMORY_H
 
 #include <hwloc.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "np_bind.h"
 
 /* Resident memory by node. */
 struct np_memory {
@@ -24,9 +35,10 @@ struct np_memory {
     int nnodes;         /* entries in pages */
 };
 
-/* Reads process pid's resident pages per node (pid 0: this process).
- * Returns 0, or -1 with errno set (*m is then empty). */
-int np_memory_read(pid_t pid, struct np_memory *m);
+/* Reads process pid's resident pages per node (pid 0: this process): its
+ * own memory only when `own`, else every page it maps.  Returns 0, or -1
+ * with errno set (*m is then empty). */
+int np_memory_read(pid_t pid, bool own, struct np_memory *m);
 void np_memory_free(struct np_memory *m);
 
 /* Pages on every node, and on `nodes` only. */
@@ -53,21 +65,25 @@ struct np_json;
 void np_memory_json(struct np_json *j, const char *key, const struct np_memory *m,
                     hwloc_const_bitmap_t nodes);
 
-/* What moving this process's pages did. */
+/* What moving this process's pages did, from its own memory by node
+ * before and after (np_memory_read). */
 struct np_move {
-    long long resident;  /* pages looked at: present in a private writable mapping */
-    long long already;   /* of those, on the target nodes before */
-    long long moved;     /* moved there */
-    long long failed;    /* that the kernel would not move (fail_errno: why the first did not) */
+    long long resident;  /* its own resident pages, after */
+    long long before;    /* of those on the target nodes, before */
+    long long after;     /* and after */
+    long long moved;     /* after - before, less what the process allocated meanwhile */
+    int mappings;        /* mappings given the policy */
+    int refused;         /* mappings mbind refused; fail_errno: why the first was */
     int fail_errno;
     double ms;           /* wall time of the whole move */
 };
 
-/* Moves this process's resident pages that are not on `nodes` to them (in
- * turn, when there are several).  Returns 0 with *r filled, also when some
- * pages did not move; or -1 with errno when move_pages itself is refused
- * (EPERM under seccomp, ENOSYS without NUMA) or /proc/self/maps cannot be
- * read. */
-int np_memory_move_self(hwloc_const_bitmap_t nodes, struct np_move *r);
+/* Gives this process's own mappings the memory policy `p` (prepared for the
+ * target `nodes`, np_policy_init) and moves their pages to follow it.
+ * Returns 0 with *r filled, also when some pages stayed (a node without
+ * free memory for them); or -1 with errno when nothing could be done (mbind
+ * refused for every mapping: EPERM under seccomp, ENOSYS without NUMA; the
+ * policy cannot be set; /proc/self/maps or numa_maps unreadable). */
+int np_memory_move_self(const struct np_policy *p, hwloc_const_bitmap_t nodes, struct np_move *r);
 
 #endif

@@ -347,7 +347,8 @@ const char *np_options_scope_why(const struct np_options *o)
 {
     if (o->scope_given)
         return "given";
-    return o->scope == NP_SCOPE_JVM ? "default with groups>1" : "default with groups=1";
+    return o->scope == NP_SCOPE_JVM ? "the default with more than one group"
+                                    : "the default with one group";
 }
 
 void np_options_free(struct np_options *o)

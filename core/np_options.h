@@ -60,7 +60,7 @@ void np_options_free(struct np_options *o);
 void np_options_resolve(struct np_options *o, int groups);
 
 /* Why the scope in effect is what it is, for the plan line: "given",
- * "default with groups>1" or "default with groups=1". */
+ * "the default with more than one group" or "the default with one group". */
 const char *np_options_scope_why(const struct np_options *o);
 
 /* The option reference printed by the `help` option. */

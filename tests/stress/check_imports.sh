@@ -10,13 +10,13 @@
 #   - use the network: socket, connect, bind, listen, accept, send*, recv*,
 #     getaddrinfo, gethostbyname;
 #   - act on another process: kill, tgkill, ptrace, process_vm_writev,
-#     process_vm_readv, migrate_pages (it moves pages shared with other
-#     processes too), sched_setscheduler, setpriority;
+#     process_vm_readv, migrate_pages, move_pages, sched_setscheduler,
+#     setpriority;
 #   - change privileges or other files' ownership and modes: setuid and the
 #     like, chown, chmod, unlink, rename.
-# move_pages is allowed: the agent moves its own process's pages with it
-# (pid 0, MPOL_MF_MOVE: only pages no other process maps), at a late attach
-# with the whole JVM placed (core/np_memory.c, docs/security.md).
+# (mbind, which acts on the calling process only, is how the agent moves its
+# own pages at a late attach with the whole JVM placed: core/np_memory.c,
+# docs/security.md.)
 # (Linux system calls made through syscall(2) do not show here: numapin
 # uses syscall(2) for gettid only, see docs/security.md.)
 # Run by `make test-asan` (mk/hardening.mk) on build/libnumapin.so.
@@ -24,7 +24,7 @@ set -euo pipefail
 
 [ $# -ge 1 ] || { echo "usage: $0 LIB..." >&2; exit 2; }
 
-denied='^(exit|_exit|_Exit|quick_exit|abort|__assert_fail|__assert_perror_fail|fork|vfork|clone|clone3|execve|execv|execvp|execvpe|execl|execlp|execle|fexecve|system|popen|posix_spawn|posix_spawnp|socket|socketpair|connect|bind|listen|accept|accept4|send|sendto|sendmsg|recv|recvfrom|recvmsg|getaddrinfo|gethostbyname|gethostbyname2|kill|tgkill|tkill|ptrace|process_vm_writev|process_vm_readv|migrate_pages|sched_setscheduler|setpriority|setuid|seteuid|setreuid|setresuid|setgid|setegid|setregid|setresgid|chown|fchown|lchown|chmod|fchmod|fchmodat|unlink|unlinkat|rename|renameat|renameat2)$'
+denied='^(exit|_exit|_Exit|quick_exit|abort|__assert_fail|__assert_perror_fail|fork|vfork|clone|clone3|execve|execv|execvp|execvpe|execl|execlp|execle|fexecve|system|popen|posix_spawn|posix_spawnp|socket|socketpair|connect|bind|listen|accept|accept4|send|sendto|sendmsg|recv|recvfrom|recvmsg|getaddrinfo|gethostbyname|gethostbyname2|kill|tgkill|tkill|ptrace|process_vm_writev|process_vm_readv|migrate_pages|move_pages|sched_setscheduler|setpriority|setuid|seteuid|setreuid|setresuid|setgid|setegid|setregid|setresgid|chown|fchown|lchown|chmod|fchmod|fchmodat|unlink|unlinkat|rename|renameat|renameat2)$'
 
 status=0
 for lib in "$@"; do

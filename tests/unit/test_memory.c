@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <numaif.h>
+
 #include "np_json.h"
 #include "np_memory.h"
 #include "tests.h"
@@ -17,21 +19,25 @@ START_TEST(reads_this_process)
     /* A buffer this process touched: its pages are resident somewhere. */
     size_t len = 8 << 20;
     volatile char *buf = malloc(len);
-    ck_assert_ptr_nonnull(buf);
+    ck_assert_ptr_nonnull((void *)buf);
     for (size_t i = 0; i < len; i += 4096)
         buf[i] = 1;
     struct np_memory m;
-    ck_assert_int_eq(np_memory_read(0, &m), 0);
+    ck_assert_int_eq(np_memory_read(0, true, &m), 0);
     ck_assert_ptr_nonnull(m.pages);
     ck_assert_int_ge(np_memory_total(&m), (long long)(len / 4096));
-    ck_assert_int_eq(np_memory_read(getpid(), &m) == 0, 1);
+    long long own = np_memory_total(&m);
+    np_memory_free(&m);
+    /* Every page mapped: the own ones, and the files' (this program, libc). */
+    ck_assert_int_eq(np_memory_read(getpid(), false, &m), 0);
+    ck_assert_int_gt(np_memory_total(&m), own);
     hwloc_bitmap_t all = t_bitmap("0-4095");
     ck_assert_int_eq(np_memory_on(&m, all), np_memory_total(&m));
     hwloc_bitmap_free(all);
     np_memory_free(&m);
     ck_assert_ptr_null(m.pages);
     free((void *)buf);
-    ck_assert_int_eq(np_memory_read(999999999, &m), -1);
+    ck_assert_int_eq(np_memory_read(999999999, true, &m), -1);
     ck_assert_ptr_null(m.pages);
 }
 END_TEST
@@ -84,33 +90,53 @@ START_TEST(strings)
 }
 END_TEST
 
+/* Policy p for nodes, with the given mode. */
+static void policy(struct np_policy *p, const char *nodes, enum np_mem_mode mode, hwloc_bitmap_t *set)
+{
+    *set = t_bitmap(nodes);
+    struct np_target t = {*set, *set, mode};
+    ck_assert_int_eq(np_policy_init(p, &t), 0);
+}
+
 START_TEST(moves_own_pages)
 {
     size_t len = 4 << 20;
     volatile char *buf = malloc(len);
-    ck_assert_ptr_nonnull(buf);
+    ck_assert_ptr_nonnull((void *)buf);
     for (size_t i = 0; i < len; i += 4096)
         buf[i] = 2;
-    hwloc_bitmap_t zero = t_bitmap("0");
+    struct np_policy p;
+    hwloc_bitmap_t zero;
+    policy(&p, "0", NP_MEM_PREFERRED, &zero);
     struct np_move r;
-    ck_assert_int_eq(np_memory_move_self(zero, &r), 0);
+    ck_assert_int_eq(np_memory_move_self(&p, zero, &r), 0);
     ck_assert_int_ge(r.resident, (long long)(len / 4096));
-    ck_assert_int_eq(r.already, r.resident); /* one node: all there */
+    ck_assert_int_eq(r.after, r.resident); /* one node: all there */
     ck_assert_int_eq(r.moved, 0);
-    ck_assert_int_eq(r.failed, 0);
+    ck_assert_int_gt(r.mappings, 0);
+    ck_assert_int_eq(r.refused, 0);
     ck_assert(r.ms >= 0);
-    /* A node this kernel lacks: move_pages refuses the whole call. */
+    /* The buffer's mapping now has the policy. */
+    int mode = -1;
+    unsigned long mask[64] = {0};
+    ck_assert_int_eq(get_mempolicy(&mode, mask, 64 * 64, (void *)buf, MPOL_F_ADDR), 0);
+    ck_assert_int_eq(mode, MPOL_PREFERRED);
+    np_policy_destroy(&p);
+    /* A node this kernel lacks: refused, for every mapping. */
     if (access("/sys/devices/system/node/node1", F_OK) != 0) {
-        hwloc_bitmap_t one = t_bitmap("1");
+        hwloc_bitmap_t one;
+        policy(&p, "1", NP_MEM_BIND, &one);
         errno = 0;
-        ck_assert_int_eq(np_memory_move_self(one, &r), -1);
+        ck_assert_int_eq(np_memory_move_self(&p, one, &r), -1);
         ck_assert_int_ne(errno, 0);
+        np_policy_destroy(&p);
         hwloc_bitmap_free(one);
     }
-    hwloc_bitmap_t empty = hwloc_bitmap_alloc();
-    ck_assert_int_eq(np_memory_move_self(empty, &r), -1);
+    /* mem=none prepares no policy: nothing to move by. */
+    policy(&p, "0", NP_MEM_NONE, &zero);
+    ck_assert_int_eq(np_memory_move_self(&p, zero, &r), -1);
     ck_assert_int_eq(errno, EINVAL);
-    hwloc_bitmap_free(empty);
+    np_policy_destroy(&p);
     hwloc_bitmap_free(zero);
     free((void *)buf);
 }
