@@ -96,6 +96,13 @@ test-java: all $(TIERBENCH)
 test-numa: all
 	bash tests/qemu/run.sh
 
+# The heap scenarios of test-numa alone, then docs/heap.md's table from them.
+HEAP_SCENARIOS := n2-heap,n2-heap-usenuma,n3-heap,n3-heap-attach
+.PHONY: heap-doc
+heap-doc: all
+	NUMAPIN_QEMU_ONLY=$(HEAP_SCENARIOS) bash tests/qemu/run.sh
+	bash tests/qemu/heap-doc.sh
+
 $(B)/bench_plan: tests/bench/bench_plan.c $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 

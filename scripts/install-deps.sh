@@ -17,7 +17,7 @@ declare -A sets=(
     # The sanitizer and fuzzing builds (mk/hardening.mk).
     [fuzz]="clang libclang-rt-14-dev"
     # The multi-node tests under QEMU (tests/qemu/run.sh).
-    [qemu]="qemu-system-x86 cpio xz-utils hwloc-nox libhdrhistogram-java"
+    [qemu]="qemu-system-x86 cpio xz-utils hwloc-nox libhdrhistogram-java numactl"
     # A JDK 17 with jvmti.h, where none is installed.
     [jdk]="openjdk-17-jdk-headless"
 )

@@ -11,7 +11,7 @@
 #                           2 or more CPUs, else 1)
 #   NUMAPIN_AGENT, NUMAPIN_CLI  the agent and tool (default build/libnumapin.so,
 #                           build/numapin)
-#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 240 each)
+#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 480, 720 for n3)
 #   JAVA17_HOME             JDK 17 whose jlink builds the guest's runtime
 #   NUMAPIN_QEMU_BUILD=DIR  where the caches, the initramfs and the consoles go
 #                           (default build/qemu)
@@ -28,8 +28,9 @@ if [ -z "${NUMAPIN_QEMU_JOBS:-}" ]; then
     if [ "$(nproc)" -ge 2 ]; then NUMAPIN_QEMU_JOBS=2; else NUMAPIN_QEMU_JOBS=1; fi
 fi
 # modules of the guest's JDK runtime (jdk.unsupported: sun.misc.Unsafe for
-# the probe's off-heap buffers)
-JDK_MODULES=java.base,jdk.unsupported
+# the probe's off-heap buffers; jdk.jcmd and jdk.attach: jcmd, for the late
+# attach)
+JDK_MODULES=java.base,jdk.unsupported,jdk.jcmd,jdk.attach
 
 # Machines: name, QEMU topology, memory per node, distances, scenarios, timeout (s).
 MACHINES="n2 n3"
@@ -37,14 +38,14 @@ n2_smp="4,sockets=2,cores=2,threads=1"
 n2_nodes="0-1 2-3"
 n2_mem_mb=1024
 n2_dist="0,1,21"
-n2_scenarios="n2-basics n2-preferred n2-bind n2-none n2-interleave n2-two-jvms n2-spawned n2-jvm-scope n2-usenuma"
-n2_timeout=240
+n2_scenarios="n2-basics n2-preferred n2-bind n2-none n2-interleave n2-two-jvms n2-spawned n2-jvm-scope n2-usenuma n2-heap n2-heap-usenuma"
+n2_timeout=480
 n3_smp="6,sockets=1,cores=6,threads=1"
 n3_nodes="0-1 2-3 4-5"
 n3_mem_mb=1024
 n3_dist="0,1,21 1,2,21 0,2,31"
-n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline n3-multijvm"
-n3_timeout=360
+n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline n3-multijvm n3-heap n3-heap-attach n3-java-flags"
+n3_timeout=720
 
 START=$(date +%s)
 log() { echo "qemu-numa: $*"; }
@@ -205,7 +206,7 @@ cp "$AGENT" "$R/numapin/libnumapin.so"
 cp "$CLI" "$R/numapin/numapin"
 cp -r "$B"/classes/. "$R/tests/"
 cp "$HDR" "$R/tests/hdrhistogram.jar"
-cp /usr/bin/lstopo-no-graphics "$R/usr/bin/"
+cp /usr/bin/lstopo-no-graphics /usr/bin/numactl "$R/usr/bin/"
 
 # Shared libraries of every ELF file in the guest, at the paths the host's
 # loader found them (the guest has no ld.so.cache; its loader searches the
@@ -326,6 +327,29 @@ for m in $MACHINES; do
         echo "----- end of $s -----"
     done
 done
+
+# The heap scenarios' rows, as docs/heap.md shows them (tests/qemu/heap-doc.sh
+# puts them there).
+heap_rows=$(for m in n2 n3; do
+    [ -f "$B/logs/$m.console.txt" ] && grep -a '^heaptable: ' "$B/logs/$m.console.txt" | sed 's/^heaptable: //'
+done || true)
+attach_rows=$(grep -ah '^heaptable-attach: ' "$B"/logs/*.console.txt 2>/dev/null | sed 's/^heaptable-attach: //' || true)
+if [ -n "$heap_rows" ]; then
+    {
+        echo "| machine | collector | AlwaysPreTouch | flags | group | no agent | numapin, default options | numactl --cpunodebind=N --membind=N |"
+        echo "|---|---|---|---|---:|---:|---:|---:|"
+        echo "$heap_rows"
+        if [ -n "$attach_rows" ]; then
+            echo
+            echo "| late attach (n3, G1, group 1) | before | after | pages moved | ms |"
+            echo "|---|---:|---:|---:|---:|"
+            echo "$attach_rows" | sed 's/^/| jcmd JVMTI.agent_load /'
+        fi
+        echo
+        echo "Measured by \`make test-numa\` ($KPKG $KVER under QEMU), $(date -u +%Y-%m-%d)."
+    } >"$B/heap-table.md"
+    log "heap table in ${B#"$ROOT"/}/heap-table.md (tests/qemu/heap-doc.sh puts it in docs/heap.md)"
+fi
 
 log "consoles in ${B#"$ROOT"/}/logs/, $(($(date +%s) - START)) s in all"
 echo "qemu-numa: $passed passed, $failed failed"
