@@ -28,6 +28,9 @@ int np_agent_place_jvm(struct np_agent *a, const struct np_target *t)
     np_mem_target_str(mem, sizeof mem, t);
     int rc = 0;
     if (hwloc_set_cpubind(a->topo.topology, a->mine->cpus, HWLOC_CPUBIND_PROCESS) != 0) {
+        /* The placed threads would meet the same refusal: this warning is
+         * theirs too. */
+        np_once_level(&a->warned_cpu, NP_LOG_WARNING);
         (a->opt.strict ? np_log_fatal : np_log_warning)(
             "scope=jvm: cannot bind the JVM to cpus=%s: %s (%s)%s", cpus, strerror(errno),
             np_errno_name(errno), a->opt.strict ? " (strict: the JVM does not start)" : "");

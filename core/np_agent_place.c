@@ -26,9 +26,6 @@ static const char *quoted(char *buf, size_t len, const char *name)
     return buf;
 }
 
-/* A thread that is not to be placed but was created by a placed one has
- * inherited its CPUs and memory policy: give it the start-up ones back.
- * A binding numapin did not make (the application's own) is left alone. */
 bool np_agent_may_inherit(const struct np_agent *a)
 {
     if (!a->have_startup)
@@ -41,6 +38,9 @@ bool np_agent_may_inherit(const struct np_agent *a)
     return false;
 }
 
+/* A thread that is not to be placed but was created by a placed one has
+ * inherited its CPUs and memory policy: give it the start-up ones back.
+ * A binding numapin did not make (the application's own) is left alone. */
 static void skip(struct np_agent *a, const char *name, pid_t tid)
 {
     char qname[512];

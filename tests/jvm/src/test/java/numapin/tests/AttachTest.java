@@ -54,7 +54,7 @@ class AttachTest {
             Path tools = RunLogs.newRunDir();
             // The inner quotes: jcmd would otherwise split the options at '='.
             String[] first = Launch.tool(tools, jcmd(), String.valueOf(run.pid()), "JVMTI.agent_load", ChildJvm.agent(),
-                    "\"group=1\"");
+                    "\"group=1,scope=threads\"");
             assertEquals("0", first[0], "jcmd exit status; output:\n" + first[1]);
             assertTrue(first[1].contains("return code: 0"), "jcmd: the agent's Agent_OnAttach failed:\n" + first[1]);
             // A second load: the copy already there goes on, this one does nothing.

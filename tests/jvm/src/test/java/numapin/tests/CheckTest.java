@@ -58,7 +58,7 @@ class CheckTest {
     @Test
     void checkListsEachThreadByNameWithTheCpusItHas() throws IOException, InterruptedException {
         Path go = RunLogs.newRunDir().resolve("go");
-        Launch.Running run = Launch.program("AttachTarget", go.toString()).options("group=1,groups=2")
+        Launch.Running run = Launch.program("AttachTarget", go.toString()).options("group=1,groups=2,scope=threads")
                 .fakeTwoNodes().start();
         String[] text, json, kernel, filtered;
         try {

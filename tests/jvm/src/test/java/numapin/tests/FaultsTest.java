@@ -356,7 +356,7 @@ class FaultsTest {
     /** CPU binding and memory policy both refused: one warning, threads left as they were. */
     @Test
     void deniedAffinityAndMemoryPolicyIsOneWarningAndNothingMoves() {
-        ChildResult r = denied("sched_setaffinity,set_mempolicy", "group=0,cpus=core,log=debug").run();
+        ChildResult r = denied("sched_setaffinity,set_mempolicy", "group=0,cpus=core,scope=threads,log=debug").run();
         assertRan(r);
         assertWarnings(r, "cannot bind \"ForkJoinPool-1-worker-\\d\" tid=\\d+ to cpus=0: Operation not permitted "
                 + "\\(EPERM\\)");
@@ -370,14 +370,14 @@ class FaultsTest {
 
     @Test
     void deniedAffinityUnderStrictStopsTheJvm() {
-        assertStrictStop(denied("sched_setaffinity", "group=0,strict").run(),
+        assertStrictStop(denied("sched_setaffinity", "group=0,scope=threads,strict").run(),
                 "cannot bind threads to cpus=0: Operation not permitted \\(EPERM\\).*strict");
     }
 
     /** Memory policy refused, CPUs allowed: placed with mem_error=EPERM, one warning. */
     @Test
     void deniedMemoryPolicyKeepsTheCpusAndWarnsOnce() {
-        ChildResult r = denied("set_mempolicy", "group=1").run();
+        ChildResult r = denied("set_mempolicy", "group=1,scope=threads").run();
         assertRan(r);
         assertWarnings(r, "cannot set memory policy preferred:1 for \"ForkJoinPool-1-worker-\\d\" tid=\\d+: "
                 + "Operation not permitted \\(EPERM\\)");
@@ -389,7 +389,7 @@ class FaultsTest {
         }
         r.assertCpus("1", r.probes("default"), "workers");
         assertEquals(2, r.summary().memFailed(), r.describe());
-        assertStrictStop(denied("set_mempolicy", "group=0,strict").run(),
+        assertStrictStop(denied("set_mempolicy", "group=0,scope=threads,strict").run(),
                 "cannot set memory policy preferred:0: Operation not permitted \\(EPERM\\).*strict");
     }
 

@@ -496,17 +496,20 @@ class HarnessTest {
             // The summary numapin logged is the one the table shows.
             ChildResult.Summary s = ChildResult.summary(b.logLines, ctx);
             assertEquals(b.placedNames("placed").size(), s.placed(), "summary placed=\n" + ctx);
-            assertEquals("placed=" + s.placed() + " cpus=" + s.cpus(), t.numapin.get(g), "numapin column of group "
-                    + g + "\n" + ctx);
+            assertTrue(t.numapin.get(g).startsWith("placed=" + s.placed() + " cpus=" + s.cpus() + " mem_pages="),
+                    "numapin column of group " + g + ": " + t.numapin.get(g) + "\n" + ctx);
+            assertTrue(t.numapin.get(g).contains(" mem_local="), "numapin column of group " + g + "\n" + ctx);
             assertEquals(Cpus.parse(cpus), Cpus.parse(s.cpus()), "summary cpus=\n" + ctx);
             // {group} in two arguments, as the JVM saw them (-XshowSettings:properties).
             assertTrue(log.contains("    numapin.harness.group = " + g + "\n"), "group " + g
                     + " did not get -Dnumapin.harness.group=" + g + "\n" + ctx);
             assertTrue(log.contains("    numapin.harness.log = run-" + g + ".log\n"), "group " + g
                     + " did not get -Dnumapin.harness.log=run-" + g + ".log\n" + ctx);
-            // The agent came through JAVA_TOOL_OPTIONS, with the --options appended.
-            assertTrue(log.contains("Picked up JAVA_TOOL_OPTIONS: -agentpath:" + ChildJvm.agent() + "=group=" + g
-                    + ",groups=2,threads=Tier*-worker-*"), "JAVA_TOOL_OPTIONS of group " + g + "\n" + ctx);
+            // The agent came through JAVA_TOOL_OPTIONS, with the --options appended, after
+            // the flag that sizes the JVM to its group's CPUs.
+            assertTrue(log.contains("Picked up JAVA_TOOL_OPTIONS: -XX:ActiveProcessorCount=" + mine.size()
+                    + " -agentpath:" + ChildJvm.agent() + "=group=" + g + ",groups=2,threads=Tier*-worker-*"),
+                    "JAVA_TOOL_OPTIONS of group " + g + "\n" + ctx);
             seen.add(g);
         }
         assertEquals(Set.of(0, 1), seen);
@@ -769,6 +772,12 @@ class HarnessTest {
                 assertTrue(m >= 0 && args.get(m + 1).equals(mode) && args.contains("-G=Group" + gnum),
                         "SPECjbb arguments\n" + ctx);
                 assertTrue(args.indexOf(a) < args.indexOf("-jar"), "the agent before -jar\n" + ctx);
+                // numapin plan --java-flags: sized to the group (one CPU each on this machine).
+                List<String> sized = args.stream().filter(x -> x.startsWith("-XX:ActiveProcessorCount=")).toList();
+                assertEquals(1, sized.size(), "one -XX:ActiveProcessorCount\n" + ctx);
+                if (oneNodeTwoCpus()) {
+                    assertEquals("-XX:ActiveProcessorCount=1", sized.get(0), ctx);
+                }
                 if (mode.equals("BACKEND")) {
                     assertTrue(a.contains(",threads=ForkJoinPool-*-worker-*"), "backend threads= glob intact: "
                             + a + "\n" + ctx);

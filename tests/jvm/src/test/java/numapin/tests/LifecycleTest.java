@@ -204,7 +204,7 @@ class LifecycleTest {
 
     @Test
     void withoutScopeJvmTheJvmsOwnThreadsKeepEveryCpu() {
-        ChildResult r = jvmThreads("group=1,mem=none");
+        ChildResult r = jvmThreads("group=1,scope=threads,mem=none");
         String ctx = r.describe();
         Set<String> workers = Lines.of(r, "worker").stream().map(w -> w.get("tid")).collect(Collectors.toSet());
         assertEquals(2, workers.size(), ctx);
@@ -222,7 +222,7 @@ class LifecycleTest {
 
     private static ChildResult rename(String rescan, long waitMs) {
         return Launch.program("Rename", String.valueOf(waitMs)).fakeTwoNodes()
-                .options("group=1,mem=none,threads=Renamed-*" + (rescan == null ? "" : ",rescan=" + rescan)).run()
+                .options("group=1,mem=none,scope=threads,threads=Renamed-*" + (rescan == null ? "" : ",rescan=" + rescan)).run()
                 .assertExit(0);
     }
 
@@ -326,7 +326,7 @@ class LifecycleTest {
 
     @Test
     void carriersStayOnEveryCpuWhenThreadsNamesOnlyOtherPools() {
-        ChildResult r = virtualThreads("group=1,mem=none,threads=Custom-*");
+        ChildResult r = virtualThreads("group=1,mem=none,scope=threads,threads=Custom-*");
         String ctx = r.describe();
         List<Map<String, String>> v = Lines.of(r, "vthread");
         assertEquals(24, v.size(), ctx);

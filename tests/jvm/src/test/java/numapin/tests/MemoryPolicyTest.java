@@ -40,7 +40,7 @@ class MemoryPolicyTest {
 
     @Test
     void memoryFailureWarnsOnceAndCpuPinningHolds() {
-        ChildResult r = ChildJvm.probe("default:4", "default:2").fakeTwoNodes().options("group=1,mem=bind").run()
+        ChildResult r = ChildJvm.probe("default:4", "default:2").fakeTwoNodes().options("group=1,mem=bind,scope=threads").run()
                 .assertExit(0);
         List<ProbeLine> workers = r.probes("default");
         assertEquals(6, workers.size(), r.describe());
