@@ -18,6 +18,7 @@
  * Callbacks run concurrently; np_agent locks what they share. */
 #define _GNU_SOURCE
 #include <jvmti.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -32,6 +33,10 @@ static np_once warned_jvmti;
 static jrawMonitorID rescan_monitor;
 static volatile int rescan_stop;
 static jfieldID eetop; /* java.lang.Thread.eetop: the JavaThread* */
+/* Set once HotSpot's id of a thread was seen to be the kernel's (after
+ * eetop is set): ThreadStart and ThreadEnd then read the calling thread's
+ * id from HotSpot instead of making a system call. */
+static atomic_int tid_from_hotspot;
 
 static void jvmti_failed(jvmtiEnv *jvmti, const char *what, jvmtiError e)
 {
@@ -61,6 +66,15 @@ static char *thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jvmtiErro
     return info.name;
 }
 
+static pid_t os_tid(JNIEnv *jni, jthread thread);
+
+/* The calling thread's OS id (thread is the calling thread). */
+static pid_t self_tid(JNIEnv *jni, jthread thread)
+{
+    pid_t tid = atomic_load_explicit(&tid_from_hotspot, memory_order_acquire) ? os_tid(jni, thread) : -1;
+    return tid > 0 ? tid : (pid_t)syscall(SYS_gettid);
+}
+
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     jvmtiError e;
@@ -69,14 +83,14 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
         jvmti_failed(jvmti, "GetThreadInfo", e);
         return;
     }
-    np_agent_thread_start(agent, name != NULL ? name : "", (pid_t)syscall(SYS_gettid));
+    np_agent_thread_start(agent, name != NULL ? name : "", self_tid(jni, thread));
     (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    (void)jvmti, (void)jni, (void)thread;
-    np_agent_thread_end(agent);
+    (void)jvmti;
+    np_agent_thread_ended(agent, self_tid(jni, thread));
 }
 
 static long flag_uint(const char *name)
@@ -146,6 +160,12 @@ static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
     if ((*jni)->ExceptionCheck(jni)) {
         (*jni)->ExceptionClear(jni);
         eetop = NULL;
+    }
+    jthread self = NULL;
+    if (eetop != NULL && (*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE && self != NULL) {
+        if (os_tid(jni, self) == (pid_t)syscall(SYS_gettid))
+            atomic_store_explicit(&tid_from_hotspot, 1, memory_order_release);
+        (*jni)->DeleteLocalRef(jni, self);
     }
     if (agent->opt.rescan_ms == 0 || eetop == NULL)
         return;

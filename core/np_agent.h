@@ -121,6 +121,9 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how 
 
 /* The calling thread is ending. */
 void np_agent_thread_end(struct np_agent *a);
+/* The same, the caller knowing the thread's OS id (`tid`, the calling
+ * thread's). */
+void np_agent_thread_ended(struct np_agent *a, pid_t tid);
 
 /* Logs the summary line. */
 void np_agent_summary(struct np_agent *a);

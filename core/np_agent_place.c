@@ -168,15 +168,20 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
            got_mem, mem_error);
 }
 
-void np_agent_thread_end(struct np_agent *a)
+void np_agent_thread_ended(struct np_agent *a, pid_t tid)
 {
     if (!a->active)
         return;
     /* By its id rather than a thread-local pointer: thread-local storage
      * in a library loaded late is allocated for each new thread. */
-    struct np_ref e = np_record_find_live(a->record, gettid());
+    struct np_ref e = np_record_find_live(a->record, tid);
     if (e.e != NULL)
         np_record_end(a->record, e);
+}
+
+void np_agent_thread_end(struct np_agent *a)
+{
+    np_agent_thread_ended(a, gettid());
 }
 
 /* Places another, running thread: CPUs only, since Linux sets a memory
