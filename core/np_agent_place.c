@@ -174,9 +174,7 @@ void np_agent_thread_ended(struct np_agent *a, pid_t tid)
         return;
     /* By its id rather than a thread-local pointer: thread-local storage
      * in a library loaded late is allocated for each new thread. */
-    struct np_ref e = np_record_find_live(a->record, tid);
-    if (e.e != NULL)
-        np_record_end(a->record, e);
+    np_record_end_tid(a->record, tid);
 }
 
 void np_agent_thread_end(struct np_agent *a)

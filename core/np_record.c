@@ -301,6 +301,19 @@ int np_record_set(struct np_record *r, struct np_ref ref, enum np_outcome outcom
     return 0;
 }
 
+void np_record_end_tid(struct np_record *r, pid_t tid)
+{
+    char *drop = NULL;
+    pthread_mutex_lock(&r->lock);
+    struct np_entry *e = r->by_tid[bucket(tid)];
+    while (e != NULL && e->tid != tid)
+        e = e->next_live;
+    if (e != NULL)
+        end_locked(r, e, &drop);
+    pthread_mutex_unlock(&r->lock);
+    free(drop);
+}
+
 void np_record_end(struct np_record *r, struct np_ref ref)
 {
     char *drop = NULL;
