@@ -108,14 +108,22 @@ $(B)/bench_plan: tests/bench/bench_plan.c $(CORE_OBJ)
 
 # Numbers go to docs/performance.md; nothing here asserts a time.  Planning
 # first (tests/bench/plan.sh writes the file), then thread start and join
-# with and without the agent (tests/bench/threads.sh, appended), then what
-# numapin, taskset, numactl and likwid-pin bind (tests/bench/tools.sh).
+# with and without the agent (tests/bench/threads.sh, appended), JVM
+# start-up with and without it (tests/bench/startup.sh), then what numapin,
+# taskset, numactl and likwid-pin bind (tests/bench/tools.sh).
 bench: all $(B)/bench_plan
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash tests/bench/plan.sh
 	bash tests/bench/threads.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md
+	bash tests/bench/startup.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
+	    >> docs/performance.md
 	bash tests/bench/tools.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md
+
+# JVM start-up with and without the agent alone, on stdout.
+.PHONY: bench-startup
+bench-startup: all
+	bash tests/bench/startup.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17)
 
 demo: all $(TIERBENCH)
 	bash tierbench/demo.sh --jdk $(JDK17)

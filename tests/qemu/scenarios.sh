@@ -357,7 +357,7 @@ scenario_n3_groups6() {
 
 # ---- lifecycle and start-up advice (issue 5) ----------------------------------
 
-# jvm_run TAG AGENT_OPTIONS JAVA_ARGS...: java with the agent (log at info
+# jvm_run TAG AGENT_OPTIONS JAVA_ARGS...: java (of $JVM_JDK, default /jdk) with the agent (log at info
 # into /tmp/TAG.log, output in /tmp/TAG.out); prints the output (of
 # -XX:+PrintFlagsFinal only the UseNUMA line) and the log; sets $rc
 jvm_run() {
@@ -365,7 +365,7 @@ jvm_run() {
     shift 2
     echo "--- $tag: java $* under -agentpath:libnumapin.so=$opts"
     rm -f "/tmp/$tag.log"
-    timeout $JAVA_TIMEOUT /jdk/bin/java -Xint -Xms16m -Xmx64m -XX:-UsePerfData \
+    timeout $JAVA_TIMEOUT ${JVM_JDK:-/jdk}/bin/java -Xint -Xms16m -Xmx64m -XX:-UsePerfData \
         "-agentpath:$AGENT=$opts,log=info:/tmp/$tag.log" "$@" >"/tmp/$tag.out" 2>&1
     rc=$?
     awk '/[{]/ && !/UseNUMA/ {next} {print}' "/tmp/$tag.out"
@@ -417,16 +417,22 @@ scenario_n2_jvm_scope() {
 # keeps it on, which numapin reads at VMInit and warns about; off is
 # information
 scenario_n2_usenuma() {
-    jvm_run n2-numa-jvm "groups=2,group=0" -XX:+UseParallelGC -XX:+UseNUMA -XX:+PrintFlagsFinal -version
-    same "n2-numa-jvm: exit" "$rc" 0
-    if grep -q 'bool UseNUMA *:\{0,1\}= false' /tmp/n2-numa-jvm.out &&
-        grep -q 'bool UseNUMAInterleaving *:\{0,1\}= false' /tmp/n2-numa-jvm.out; then
-        ok "n2-numa-jvm: UseNUMA and UseNUMAInterleaving are off in the running JVM"
-    else
-        fail "n2-numa-jvm: UseNUMA or UseNUMAInterleaving still on"
-    fi
-    has_line n2-numa-jvm info "UseNUMA turned off, and UseNUMAInterleaving with it: HotSpot decided it for the whole machine (nodes 0-1) before numapin placed the JVM on node 0"
-    lacks_line n2-numa-jvm "UseNUMA is on"
+    jdks=/jdk
+    have_jdk25 && jdks="/jdk /jdk25"
+    for JVM_JDK in $jdks; do
+        t=n2-numa-jvm${JVM_JDK#/jdk}
+        jvm_run $t "groups=2,group=0" -XX:+UseParallelGC -XX:+UseNUMA -XX:+PrintFlagsFinal -version
+        same "$t: exit" "$rc" 0
+        if grep -q 'bool UseNUMA *:\{0,1\}= false' /tmp/$t.out &&
+            grep -q 'bool UseNUMAInterleaving *:\{0,1\}= false' /tmp/$t.out; then
+            ok "$t: UseNUMA and UseNUMAInterleaving are off in the running JVM"
+        else
+            fail "$t: UseNUMA or UseNUMAInterleaving still on"
+        fi
+        has_line $t info "UseNUMA turned off, and UseNUMAInterleaving with it: HotSpot decided it for the whole machine (nodes 0-1) before numapin placed the JVM on node 0"
+        lacks_line $t "UseNUMA is on"
+    done
+    JVM_JDK=/jdk
     jvm_run n2-numa-on "groups=2,group=0,scope=threads" -XX:+UseParallelGC -XX:+UseNUMA -XX:+PrintFlagsFinal -version
     same "n2-numa-on: exit" "$rc" 0
     if grep -q 'bool UseNUMA *:\{0,1\}= true' /tmp/n2-numa-on.out; then
@@ -632,7 +638,7 @@ has_warning_in() { # has_warning_in LOG TEXT
 # heap_run TAG GC PRETOUCH HOW NODES [PROBE_ARGS...]: HeapProbe (24 MiB of
 # long-lived arrays built by four fork-join workers, young collections
 # between, then two full ones) in a 64 MiB heap with -XX:+Use${GC}GC
-# (PRETOUCH on: -XX:+AlwaysPreTouch) and $HEAP_FLAGS, run HOW:
+# (PRETOUCH on: -XX:+AlwaysPreTouch) and $HEAP_FLAGS, on $HEAP_JDK, run HOW:
 #   none            no agent
 #   numactl:N       under numactl --cpunodebind=N --membind=N
 #   numapin:OPTS    with -agentpath:libnumapin.so=OPTS (log at info into /tmp/TAG.log)
@@ -641,8 +647,9 @@ has_warning_in() { # has_warning_in LOG TEXT
 # 0 to 1; empty when the probe failed), $pages (resident pages) and $byn
 # (pages by node).  In the background ($HEAP_BG=1) it only starts the JVM,
 # its pid in $heap_pid; heap_counted reads the counts afterwards.
-HEAP_JAVA="/jdk/bin/java -Xint -Xms64m -Xmx64m -XX:-UsePerfData -cp /tests"
+HEAP_JAVA="-Xint -Xms64m -Xmx64m -XX:-UsePerfData -cp /tests"
 HEAP_FLAGS=
+HEAP_JDK=/jdk # or /jdk25, on the machines that have it
 heap_run() {
     tag=$1 gc=$2 pt=$3 how=$4 nodes=$5
     shift 5
@@ -659,12 +666,12 @@ heap_run() {
     echo "--- $tag: $pre java $flags ${agent:+-agentpath:libnumapin.so=${how#numapin:}} HeapProbe"
     # shellcheck disable=SC2086 # word splitting of the flags is meant
     if [ -n "${HEAP_BG:-}" ]; then
-        timeout $JAVA_TIMEOUT $pre $HEAP_JAVA $flags $agent "-Xlog:gc+heap+coops=debug:file=/tmp/$tag.coops" \
+        timeout $JAVA_TIMEOUT $pre $HEAP_JDK/bin/java $HEAP_JAVA $flags $agent "-Xlog:gc+heap+coops=debug:file=/tmp/$tag.coops" \
             HeapProbe coops=/tmp/$tag.coops nodes="$nodes" mib=24 "$@" >"/tmp/$tag.out" 2>&1 &
         heap_pid=$!
         return
     fi
-    timeout $JAVA_TIMEOUT $pre $HEAP_JAVA $flags $agent "-Xlog:gc+heap+coops=debug:file=/tmp/$tag.coops" \
+    timeout $JAVA_TIMEOUT $pre $HEAP_JDK/bin/java $HEAP_JAVA $flags $agent "-Xlog:gc+heap+coops=debug:file=/tmp/$tag.coops" \
         HeapProbe coops=/tmp/$tag.coops nodes="$nodes" mib=24 "$@" >"/tmp/$tag.out" 2>&1
     rc=$?
     heap_counted "$tag" "$rc" "$agent"
@@ -710,7 +717,7 @@ heap_at_least_99() {
 # ("heaptable: | ... |").
 heap_row() {
     m=$1 gc=$2 pt=$3 g=$4 n=$5 extra=${6:-}
-    t=heap-$gc-pt$pt-g$g${HEAP_FLAGS:+-numa}
+    t=heap-$gc-pt$pt-g$g${HEAP_FLAGS:+-numa}${HEAP_JDK#/jdk}
     a=-
     c=-
     if [ -z "${HEAP_NUMAPIN_ONLY:-}" ]; then
@@ -729,7 +736,9 @@ heap_row() {
         heap_run "$t-numactl" "$gc" "$pt" "numactl:$n" "$n"
         c=$(pct "$share")
     fi
-    echo "heaptable: | $m | $gc | $pt | ${HEAP_FLAGS:--} | $g | $a | $b | $c |"
+    jdk=17
+    [ "$HEAP_JDK" = /jdk25 ] && jdk=25
+    echo "heaptable: | $m | $jdk | $gc | $pt | ${HEAP_FLAGS:--} | $g | $a | $b | $c |"
 }
 
 # The heap of group 1 with the default options: on 2 nodes, G1, Parallel
@@ -750,18 +759,35 @@ scenario_n2_heap() {
             heap_row n2 $gc $pt 1 1
         done
     done
+    if have_jdk25; then
+        HEAP_JDK=/jdk25 heap_row n2 G1 off 1 1
+    fi
     verdict
+}
+
+# have_jdk25: the machine has the JDK 25 runtime (/jdk25), or a note says why not
+have_jdk25() {
+    if [ -x /jdk25/bin/java ]; then
+        return 0
+    fi
+    echo "note: no /jdk25 in this guest (JAVA25_HOME): the JDK 25 runs are skipped"
+    return 1
 }
 
 # -XX:+UseNUMA, which HotSpot decides before the agent loads: numapin turns
 # it off for the whole JVM placed on node 1, and the heap follows
 scenario_n2_heap_usenuma() {
     HEAP_FLAGS=-XX:+UseNUMA
-    for gc in Parallel G1; do
-        heap_row n2 $gc off 1 1
-        t=heap-$gc-ptoff-g1-numa-numapin
-        has_line $t info "UseNUMA turned off, and UseNUMAInterleaving with it: HotSpot decided it for the whole machine (nodes 0-1) before numapin placed the JVM on node 1"
+    jdks=/jdk
+    have_jdk25 && jdks="/jdk /jdk25"
+    for HEAP_JDK in $jdks; do
+        for gc in Parallel G1; do
+            heap_row n2 $gc off 1 1
+            t=heap-$gc-ptoff-g1-numa${HEAP_JDK#/jdk}-numapin
+            has_line $t info "UseNUMA turned off, and UseNUMAInterleaving with it: HotSpot decided it for the whole machine (nodes 0-1) before numapin placed the JVM on node 1"
+        done
     done
+    HEAP_JDK=/jdk
     HEAP_FLAGS=
     verdict
 }
