@@ -14,14 +14,20 @@
 #include "np_memory.h"
 #include "tests.h"
 
-START_TEST(reads_this_process)
+/* A buffer of len bytes with every page touched: resident somewhere. */
+static volatile char *touched(size_t len)
 {
-    /* A buffer this process touched: its pages are resident somewhere. */
-    size_t len = 8 << 20;
     volatile char *buf = malloc(len);
     ck_assert_ptr_nonnull((void *)buf);
     for (size_t i = 0; i < len; i += 4096)
         buf[i] = 1;
+    return buf;
+}
+
+START_TEST(reads_this_process)
+{
+    size_t len = 8 << 20;
+    volatile char *buf = touched(len);
     struct np_memory m;
     ck_assert_int_eq(np_memory_read(0, true, &m), 0);
     ck_assert_ptr_nonnull(m.pages);
@@ -101,10 +107,7 @@ static void policy(struct np_policy *p, const char *nodes, enum np_mem_mode mode
 START_TEST(moves_own_pages)
 {
     size_t len = 4 << 20;
-    volatile char *buf = malloc(len);
-    ck_assert_ptr_nonnull((void *)buf);
-    for (size_t i = 0; i < len; i += 4096)
-        buf[i] = 2;
+    volatile char *buf = touched(len);
     struct np_policy p;
     hwloc_bitmap_t zero;
     policy(&p, "0", NP_MEM_PREFERRED, &zero);
