@@ -136,6 +136,7 @@ START_TEST(moves_own_pages)
         hwloc_bitmap_free(one);
     }
     /* mem=none prepares no policy: nothing to move by. */
+    hwloc_bitmap_free(zero);
     policy(&p, "0", NP_MEM_NONE, &zero);
     ck_assert_int_eq(np_memory_move_self(&p, zero, &r), -1);
     ck_assert_int_eq(errno, EINVAL);
