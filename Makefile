@@ -100,22 +100,37 @@ test-java: all $(TIERBENCH)
 test-numa: all
 	bash tests/qemu/run.sh
 
+# The heap scenarios of test-numa alone, then docs/heap.md's table from them.
+HEAP_SCENARIOS := n2-heap,n2-heap-usenuma,n3-heap,n3-heap-attach
+.PHONY: heap-doc
+heap-doc: all
+	NUMAPIN_QEMU_ONLY=$(HEAP_SCENARIOS) bash tests/qemu/run.sh
+	bash tests/qemu/heap-doc.sh
+
 $(B)/bench_plan: tests/bench/bench_plan.c $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # Numbers go to docs/performance.md; nothing here asserts a time.  Planning
 # first (tests/bench/plan.sh writes the file), then thread start and join
-# with and without the agent (tests/bench/threads.sh, appended), then what
-# numapin, taskset, numactl and likwid-pin bind (tests/bench/tools.sh), then
-# Jetty's requests/s under wrk with and without it (tests/bench/servers.sh).
+# with and without the agent (tests/bench/threads.sh, appended), JVM
+# start-up with and without it (tests/bench/startup.sh), then what numapin,
+# taskset, numactl and likwid-pin bind (tests/bench/tools.sh), then Jetty's
+# requests/s under wrk with and without it (tests/bench/servers.sh).
 bench: all $(B)/bench_plan
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash tests/bench/plan.sh
 	bash tests/bench/threads.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
+	    >> docs/performance.md
+	bash tests/bench/startup.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md
 	bash tests/bench/tools.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md
 	bash tests/bench/servers.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md
+
+# JVM start-up with and without the agent alone, on stdout.
+.PHONY: bench-startup
+bench-startup: all
+	bash tests/bench/startup.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17)
 
 demo: all $(TIERBENCH)
 	bash tierbench/demo.sh --jdk $(JDK17)

@@ -19,6 +19,7 @@
  * Callbacks run concurrently; np_agent locks what they share. */
 #define _GNU_SOURCE
 #include <jvmti.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -34,6 +35,10 @@ static np_once warned_jvmti;
 static jrawMonitorID rescan_monitor;
 static volatile int rescan_stop;
 static jfieldID eetop; /* java.lang.Thread.eetop: the JavaThread* */
+/* Set once HotSpot's id of a thread was seen to be the kernel's (after
+ * eetop is set): ThreadStart and ThreadEnd then read the calling thread's
+ * id from HotSpot instead of making a system call. */
+static atomic_int tid_from_hotspot;
 
 static void jvmti_failed(jvmtiEnv *jvmti, const char *what, jvmtiError e)
 {
@@ -63,6 +68,15 @@ static char *thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jvmtiErro
     return info.name;
 }
 
+static pid_t os_tid(JNIEnv *jni, jthread thread);
+
+/* The calling thread's OS id (thread is the calling thread). */
+static pid_t self_tid(JNIEnv *jni, jthread thread)
+{
+    pid_t tid = atomic_load_explicit(&tid_from_hotspot, memory_order_acquire) ? os_tid(jni, thread) : -1;
+    return tid > 0 ? tid : (pid_t)syscall(SYS_gettid);
+}
+
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     jvmtiError e;
@@ -71,14 +85,14 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
         jvmti_failed(jvmti, "GetThreadInfo", e);
         return;
     }
-    np_agent_thread_start(agent, name != NULL ? name : "", (pid_t)syscall(SYS_gettid));
+    np_agent_thread_start(agent, name != NULL ? name : "", self_tid(jni, thread));
     (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
-    (void)jvmti, (void)jni, (void)thread;
-    np_agent_thread_end(agent);
+    (void)jvmti;
+    np_agent_thread_ended(agent, self_tid(jni, thread));
 }
 
 static long flag_uint(const char *name)
@@ -152,6 +166,12 @@ static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
         (*jni)->ExceptionClear(jni);
         eetop = NULL;
     }
+    jthread self = NULL;
+    if (eetop != NULL && (*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE && self != NULL) {
+        if (os_tid(jni, self) == (pid_t)syscall(SYS_gettid))
+            atomic_store_explicit(&tid_from_hotspot, 1, memory_order_release);
+        (*jni)->DeleteLocalRef(jni, self);
+    }
     if (agent->opt.rescan_ms == 0)
         return;
     jvmtiError e = (*jvmti)->CreateRawMonitor(jvmti, "numapin rescan", &rescan_monitor);
@@ -191,6 +211,28 @@ static void read_flags(JNIEnv *jni)
                              "flags, and renamed or already running threads are not placed");
     }
     np_agent_jvm_facts(agent, &f);
+}
+
+static int set_flag_false(const char *name)
+{
+    return np_hotspot_set_bool(name, false);
+}
+
+/* Agent_OnLoad, the whole JVM placed: HotSpot's NUMA flags, read before
+ * it reserves the heap, for np_agent_use_numa_at_load to mend. */
+static void numa_at_load(JavaVM *vm)
+{
+    struct np_numa_flags f = {-1, -1, -1};
+    int hotspot = np_hotspot_init((const void *)(*vm)->GetEnv) == 0;
+    bool b;
+    int origin;
+    if (hotspot && np_hotspot_bool("UseNUMA", &b) == 0)
+        f.use_numa = b;
+    if (hotspot && np_hotspot_bool("UseNUMAInterleaving", &b) == 0)
+        f.interleaving = b;
+    if (hotspot && np_hotspot_origin("UseNUMAInterleaving", &origin) == 0)
+        f.interleaving_ergonomic = origin == NP_HOTSPOT_ERGONOMIC;
+    np_agent_use_numa_at_load(agent, &f, hotspot ? set_flag_false : NULL);
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -282,8 +324,12 @@ static jint start(JavaVM *vm, const char *options, int late)
             return JNI_ERR;
         }
     }
+    if (!late)
+        numa_at_load(vm);
     if (late) {
-        /* Live phase already: no VMInit will come.  Place what runs now. */
+        /* Live phase already: no VMInit will come.  Place what runs now,
+         * and move the memory the JVM holds when it is placed whole. */
+        np_agent_attached(agent);
         JNIEnv *jni = NULL;
         if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_8) != JNI_OK || jni == NULL) {
             np_log(NP_LOG_WARNING, "attached, but without a JNI environment: threads already "

@@ -12,6 +12,8 @@ static struct {
     size_t size;            /* sizeof(JVMFlag) */
     uint64_t name_offset;   /* JVMFlag::_name */
     uint64_t addr_offset;   /* JVMFlag::_addr */
+    int have_origin;
+    uint64_t flags_offset;  /* JVMFlag::_flags: the origin in its low 4 bits */
     int have_threads;
     uint64_t osthread_offset;   /* JavaThread::_osthread, or Thread::_osthread */
     uint64_t thread_id_offset;  /* OSThread::_thread_id */
@@ -86,6 +88,9 @@ int np_hotspot_init(const void *addr_in_libjvm)
         } else if (!is_static && strcmp(field, "_addr") == 0) {
             table.addr_offset = *(const uint64_t *)(e + s_offset);
             have_addr = 1;
+        } else if (!is_static && strcmp(field, "_flags") == 0) {
+            table.flags_offset = *(const uint64_t *)(e + s_offset);
+            table.have_origin = 1;
         } else if (is_static && strcmp(field, "flags") == 0) {
             flags_array = *(const char *const *)*(void *const *)(e + s_addr);
             have_flags = 1;
@@ -112,15 +117,40 @@ int np_hotspot_init(const void *addr_in_libjvm)
     return 0;
 }
 
-static const void *flag_addr(const char *name)
+/* The flag's JVMFlag entry, or NULL. */
+static const char *flag_entry(const char *name)
 {
     for (size_t i = 0; table.flags != NULL && i < table.count; i++) {
         const char *f = table.flags + i * table.size;
         const char *n = *(const char *const *)(f + table.name_offset);
         if (n != NULL && strcmp(n, name) == 0)
-            return *(const void *const *)(f + table.addr_offset);
+            return f;
     }
     return NULL;
+}
+
+static const void *flag_addr(const char *name)
+{
+    const char *f = flag_entry(name);
+    return f != NULL ? *(const void *const *)(f + table.addr_offset) : NULL;
+}
+
+int np_hotspot_origin(const char *name, int *out)
+{
+    const char *f = table.have_origin ? flag_entry(name) : NULL;
+    if (f == NULL)
+        return -1;
+    *out = *(const int32_t *)(f + table.flags_offset) & 0xf;
+    return 0;
+}
+
+int np_hotspot_set_bool(const char *name, bool value)
+{
+    bool *p = (bool *)flag_addr(name);
+    if (p == NULL)
+        return -1;
+    *p = value;
+    return 0;
 }
 
 int np_hotspot_bool(const char *name, bool *out)

@@ -1,4 +1,5 @@
-/* np_hotspot: reads HotSpot's flags from the JVM we are loaded into.
+/* np_hotspot: reads HotSpot's flags from the JVM we are loaded into (and
+ * sets one, at load: np_hotspot_set_bool).
  *
  * HotSpot exports gHotSpotVMStructs and gHotSpotVMTypes from libjvm.so, the
  * tables its serviceability agent and profilers use to find its data
@@ -27,6 +28,18 @@ int np_hotspot_uint(const char *name, uint32_t *out);
 int np_hotspot_int(const char *name, int32_t *out);
 /* For flags of HotSpot types intx, uintx and size_t (64 bits). */
 int np_hotspot_intx(const char *name, int64_t *out);
+
+/* Where a flag's value came from: HotSpot's origin (JVMFlag::_flags, its
+ * low four bits: 0 default, 1 command line, 2 environment, 3 flags file,
+ * 4 management, 5 ergonomics, ...).  Returns 0, or -1 when unknown. */
+#define NP_HOTSPOT_ERGONOMIC 5
+int np_hotspot_origin(const char *name, int *out);
+
+/* Sets a bool flag, for the agent to mend in Agent_OnLoad what HotSpot
+ * decided before it loaded: only a flag HotSpot reads afterwards means
+ * anything, and only while the JVM runs nothing but the loading thread.
+ * Returns 0, or -1 when the flag or the tables are missing. */
+int np_hotspot_set_bool(const char *name, bool value);
 
 /* The OS thread id of a HotSpot JavaThread (the value of its
  * java.lang.Thread's `eetop` field), through JavaThread::_osthread and

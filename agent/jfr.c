@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "np_nodemem.h"
+#include "np_memory.h"
 
 #define POLL_MS 1000        /* how often numapin looks for recordings */
 #define POLL_FAST_MS 100    /* ... during the JVM's first FAST_FOR_MS */
@@ -254,7 +254,8 @@ static struct type t_advice = {
     advice_fields, A_COUNT, NULL};
 static struct type t_memory = {
     "numapin.NodeMemory", "Memory per Node",
-    "The process's resident memory on each NUMA node (/proc/self/numa_maps)", "10 s",
+    "The process's own resident memory (heap, stacks, native; not mapped files) on each NUMA node",
+    "10 s",
     memory_fields, M_COUNT, NULL};
 static struct type *const types[] = {&t_placement, &t_plan, &t_advice, &t_memory};
 
@@ -671,11 +672,12 @@ static struct np_sink sink = {
     .plan = tell_plan, .placement = tell_placement, .advice = tell_advice,
 };
 
-/* The process's resident memory on each node of the machine. */
+/* The process's own resident memory (np_memory: not the files it maps) on
+ * each node of the machine. */
 static void node_memory(JNIEnv *env)
 {
-    struct np_nodemem m;
-    if (np_nodemem_read(NULL, &m) != 0) {
+    struct np_memory m;
+    if (np_memory_read(0, &m, NULL) != 0) {
         np_log(np_once_level(&warned, NP_LOG_WARNING),
                "JFR: cannot read /proc/self/numa_maps: %s (%s); numapin.NodeMemory has no events",
                strerror(errno), np_errno_name(errno));
@@ -691,11 +693,11 @@ static void node_memory(JNIEnv *env)
     while ((n = hwloc_get_next_obj_by_type(agent->topo.topology, HWLOC_OBJ_NUMANODE, n)) != NULL) {
         union value v[M_COUNT];
         v[M_NODE].i = (long long)n->os_index;
-        v[M_RESIDENT].i = (long long)(n->os_index < (unsigned)m.n ? m.bytes[n->os_index] : 0);
+        v[M_RESIDENT].i = n->os_index < (unsigned)m.nnodes ? m.pages[n->os_index] * 4096 : 0;
         v[M_GROUP_NODE].b = !t->none && hwloc_bitmap_isset(t->mine->nodes, n->os_index);
         emit(env, &t_memory, v);
     }
-    np_nodemem_free(&m);
+    np_memory_free(&m);
 }
 
 /* ------------------------------------------------------------ watching */

@@ -60,6 +60,20 @@ int cli_machine_option(struct cli_machine *m, int c, const char *arg);
 int cli_machine_load(const char *cmd, const char *usage, const struct cli_machine *m,
                      struct np_topo *t);
 
+/* The HotSpot flags that fit a JVM placed whole on a group of `cpus` CPUs,
+ * sized as if the machine were the group: "-XX:ActiveProcessorCount=N"
+ * (GC and JIT thread counts, Runtime.availableProcessors() and the common
+ * pool follow from it).  HotSpot sizes all of them before an agent loads,
+ * so they go on the JVM's command line (numapin groups puts them in
+ * JAVA_TOOL_OPTIONS; numapin plan --java-flags prints them). */
+void cli_java_flags(int cpus, char *buf, size_t len);
+
+/* The CPUs of each of `groups` groups on this machine, planned as the agent
+ * plans them with the option string `options` (its domain=; NULL for the
+ * defaults), into cpus[0..groups).  Returns 0, or -1 with a message in
+ * err. */
+int cli_group_cpus(int groups, const char *options, int *cpus, char *err, size_t errlen);
+
 /* The directory of process pid's executable (0: this process) into buf,
  * e.g. "/usr/lib/jvm/java-17/bin".  Returns 0, or -1. */
 int cli_exe_dir(pid_t pid, char *buf, size_t len);

@@ -19,6 +19,8 @@
 
 #include "np_cpulist.h"
 #include "np_file.h"
+#include "np_options.h"
+#include "np_plan.h"
 
 extern char **environ;
 
@@ -285,4 +287,35 @@ void cli_filtered_free(struct cli_filtered *f)
     free(f->out);
     free(f->err);
     memset(f, 0, sizeof *f);
+}
+
+void cli_java_flags(int cpus, char *buf, size_t len)
+{
+    snprintf(buf, len, "-XX:ActiveProcessorCount=%d", cpus);
+}
+
+int cli_group_cpus(int groups, const char *options, int *cpus, char *err, size_t errlen)
+{
+    struct np_options o;
+    if (np_options_parse(options, &o, err, errlen) != 0) {
+        np_options_free(&o);
+        return -1;
+    }
+    enum np_domain domain = o.domain;
+    np_options_free(&o);
+    struct np_topo t;
+    if (np_topo_load(&t, NULL, NULL, err, errlen) != 0)
+        return -1;
+    struct np_plan p;
+    int rc = np_plan_build(&t, groups, domain, &p);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot plan %d groups: %s", groups,
+                 errno == ENOENT ? "this machine has no such domain with usable CPUs" : strerror(errno));
+    } else {
+        for (int g = 0; g < groups; g++)
+            cpus[g] = hwloc_bitmap_weight(p.groups[g].cpus);
+        np_plan_free(&p);
+    }
+    np_topo_destroy(&t);
+    return rc;
 }

@@ -9,8 +9,9 @@
  * NUMAPIN_GROUPS=N; "{group}" in its arguments and in OPTS becomes i, and
  * "{group+K}" becomes i+K (a port per group: {group+8080}).  Its output goes
  * to DIR/group-i.log.  When all have exited, it prints one table: per group
- * the exit status, numapin's summary (placed threads, CPUs) and the fields
- * of the last "result key=value ..." line the program printed, then totals
+ * the exit status, numapin's summary (placed threads, CPUs, resident pages
+ * and the share on the group's nodes) and the fields of the last
+ * "result key=value ..." line the program printed, then totals
  * over the groups that exited 0 (sums; for keys ending in _ms, the worst
  * group).  With --html, each JVM also writes report=DIR/group-i-PID.json,
  * and the page of the run (report.c) is written from them, with the advice
@@ -45,7 +46,7 @@
 
 struct result {
     int status;            /* exit status, or 128+signal */
-    char summary[256];     /* placed=.. cpus=.. from numapin's summary line */
+    char summary[256];     /* placed= cpus= mem_pages= mem_local= of numapin's summary line */
     int nkeys;
     char keys[MAX_KEYS][32];
     double values[MAX_KEYS];
@@ -230,16 +231,17 @@ static char *replace_group(const char *arg, int group)
     return out;
 }
 
-/* In the child: environment, output, exec.  Never returns. */
+/* In the child: environment, output, exec.  Never returns.  java_flags:
+ * the HotSpot flags that fit the group ("" for none), before the agent. */
 static void run_child(int group, int groups, const char *agent, const char *opts,
-                      const char *log, char **cmd)
+                      const char *java_flags, const char *log, char **cmd)
 {
     const char *old = getenv("JAVA_TOOL_OPTIONS");
     char *jto = NULL, num[16];
     char *gopts = opts ? replace_group(opts, group) : NULL;
-    if (asprintf(&jto, "%s%s-agentpath:%s=group=%d,groups=%d%s%s", old ? old : "",
-                 old && *old ? " " : "", agent, group, groups, gopts ? "," : "",
-                 gopts ? gopts : "") < 0)
+    if (asprintf(&jto, "%s%s%s%s-agentpath:%s=group=%d,groups=%d%s%s", old ? old : "",
+                 old && *old ? " " : "", java_flags, *java_flags ? " " : "", agent, group, groups,
+                 gopts ? "," : "", gopts ? gopts : "") < 0)
         _exit(127);
     setenv("JAVA_TOOL_OPTIONS", jto, 1);
     snprintf(num, sizeof num, "%d", group);
@@ -277,11 +279,15 @@ static void read_log(const char *log, struct result *r)
         line[strcspn(line, "\n")] = '\0';
         const char *s = strstr(line, "][numapin] summary ");
         if (s != NULL) {
-            const char *placed = strstr(s, " placed=");
-            const char *cpus = strstr(s, " cpus=");
-            snprintf(r->summary, sizeof r->summary, "%.*s%.*s",
-                     placed ? (int)strcspn(placed + 1, " ") + 1 : 0, placed ? placed : "",
-                     cpus ? (int)strcspn(cpus + 1, " ") + 1 : 0, cpus ? cpus : "");
+            static const char *const keys[] = {" placed=", " cpus=", " mem_pages=", " mem_local="};
+            size_t used = 0;
+            r->summary[0] = '\0';
+            for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+                const char *f = strstr(s, keys[k]);
+                if (f != NULL && used < sizeof r->summary)
+                    used += (size_t)snprintf(r->summary + used, sizeof r->summary - used, "%.*s",
+                                             (int)strcspn(f + 1, " ") + 1, f);
+            }
             continue;
         }
         if (strncmp(line, "result ", 7) != 0)
@@ -380,12 +386,33 @@ static int make_dirs(const char *dir)
     return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* Each group's HotSpot flags (cli_java_flags), planned as the agents will
+ * plan (the options' domain=, "{group}" read as 0).  0, or -1 after one
+ * line saying the JVMs go without them. */
+static int group_flags(int groups, const char *opts, char (*flags)[64])
+{
+    char err[1024];
+    char *o = opts != NULL ? replace_group(opts, 0) : NULL;
+    int *cpus = calloc((size_t)groups, sizeof *cpus);
+    int rc = cpus != NULL && (opts == NULL || o != NULL) ? cli_group_cpus(groups, o, cpus, err, sizeof err)
+                                                          : (snprintf(err, sizeof err, "out of memory"), -1);
+    for (int g = 0; rc == 0 && g < groups; g++)
+        cli_java_flags(cpus[g], flags[g], sizeof flags[g]);
+    if (rc != 0)
+        fprintf(stderr, "numapin groups: %s: the JVMs get no -XX:ActiveProcessorCount\n", err);
+    free(cpus);
+    free(o);
+    return rc;
+}
+
 static const char usage[] =
     "usage: numapin groups --groups N [--agent LIB] [--options OPTS] [--logs DIR] [--html OUT.html]\n"
-    "                      -- CMD ARGS...\n"
+    "                      [--no-java-flags] -- CMD ARGS...\n"
     "Runs CMD as N JVM groups at once: copy i gets -agentpath:LIB=group=i,groups=N[,OPTS]\n"
     "in JAVA_TOOL_OPTIONS, NUMAPIN_GROUP=i and NUMAPIN_GROUPS=N in its environment, {group}\n"
     "in its arguments and OPTS replaced by i, and {group+K} by i+K (K from 0 to 1000000000).\n"
+    "JAVA_TOOL_OPTIONS also gets -XX:ActiveProcessorCount=C, C the group's CPUs, which sizes\n"
+    "the JVM's GC and JIT threads to its group; --no-java-flags leaves it out.\n"
     "--html OUT.html: each JVM writes a report (DIR/group-i-PID.json), and one page for the\n"
     "run is written from them (as numapin report does).\n";
 
@@ -512,10 +539,11 @@ int cli_groups(int argc, char **argv)
         {"options", required_argument, NULL, 'o'},
         {"logs", required_argument, NULL, 'l'},
         {"html", required_argument, NULL, 'p'},
+        {"no-java-flags", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int groups = 0, c;
+    int groups = 0, c, java_flags = 1;
     char agent[PATH_MAX];
     argv[0] = "numapin groups"; /* how getopt names us in its messages */
     const char *opts = NULL, *dir = "numapin-groups-logs", *html = NULL;
@@ -534,6 +562,7 @@ int cli_groups(int argc, char **argv)
         case 'o': opts = optarg; break;
         case 'l': dir = optarg; break;
         case 'p': html = optarg; break;
+        case 'J': java_flags = 0; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
@@ -592,6 +621,9 @@ int cli_groups(int argc, char **argv)
         fprintf(stderr, "numapin groups: out of memory\n");
         return 1;
     }
+    char (*flags)[64] = calloc((size_t)groups, sizeof *flags);
+    if (flags == NULL || (java_flags && group_flags(groups, opts, flags) != 0))
+        java_flags = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = forward;
@@ -607,7 +639,7 @@ int cli_groups(int argc, char **argv)
             break;
         }
         if (pid == 0)
-            run_child(g, groups, agent, opts, logs[g], argv + optind);
+            run_child(g, groups, agent, opts, flags != NULL ? flags[g] : "", logs[g], argv + optind);
         children[g] = pid;
         nchildren = g + 1;
     }
@@ -624,5 +656,6 @@ int cli_groups(int argc, char **argv)
     free(r);
     free(children);
     free(logs);
+    free(flags);
     return ok && nchildren == groups && !forwarded ? 0 : 1;
 }

@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "np_json.h"
+#include "np_memory.h"
 #include "np_log.h"
 #include "np_glob.h"
-#include "np_nodemem.h"
 
 void np_inspect_named_free(struct np_named *n, int count)
 {
@@ -67,6 +67,8 @@ static int by_named_tid(const void *a, const void *b)
  * thread's own record is there too.  Returns the ids dropped. */
 static int drop_ambiguous(struct np_named *t, int *n)
 {
+    if (*n < 2)
+        return 0;
     qsort(t, (size_t)*n, sizeof *t, by_named_tid);
     int kept = 0, dropped = 0;
     for (int i = 0; i < *n;) {
@@ -215,23 +217,24 @@ static void seen_free(struct np_seen *s)
     hwloc_bitmap_free(s->nodes);
 }
 
-/* Resident memory per node, from /proc/PID/numa_maps.  0, or -1 when
- * unreadable. */
+/* Resident memory per node (np_memory: /proc/PID/numa_maps): every page
+ * the process maps, in KiB, and its own.  0, or -1 when unreadable. */
 static int memory(pid_t pid, struct np_inspect *c)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/numa_maps", (int)pid);
-    struct np_nodemem m;
-    if (np_nodemem_read(path, &m) != 0)
+    struct np_memory all;
+    if (np_memory_read(pid, &c->own, &all) != 0)
         return -1;
-    int rc = 0;
-    if (m.n > 0 && (c->node_kb = calloc((size_t)m.n, sizeof *c->node_kb)) == NULL)
-        rc = -1;
-    for (int n = 0; rc == 0 && n < m.n; n++)
-        c->node_kb[n] = (long long)(m.bytes[n] / 1024);
-    c->nnode_kb = rc == 0 ? m.n : 0;
-    np_nodemem_free(&m);
-    return rc;
+    c->node_kb = calloc((size_t)(all.nnodes > 0 ? all.nnodes : 1), sizeof *c->node_kb);
+    for (int n = 0; c->node_kb != NULL && n < all.nnodes; n++)
+        c->node_kb[n] = all.pages[n] * 4;
+    c->nnode_kb = c->node_kb != NULL ? all.nnodes : 0;
+    np_memory_free(&all);
+    if (c->node_kb == NULL) {
+        np_memory_free(&c->own);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
 }
 
 /* One candidate of /proc/PID/fd: a descriptor whose link names numapin's
@@ -414,6 +417,7 @@ void np_inspect_free(struct np_inspect *c)
     free(c->node_kb);
     if (c->marker_state == NP_MARKER_FOUND)
         np_marker_free(&c->marker);
+    np_memory_free(&c->own);
     memset(c, 0, sizeof *c);
 }
 
@@ -421,6 +425,23 @@ void np_inspect_free(struct np_inspect *c)
 static bool drifted(const struct np_seen *s)
 {
     return s->planned != NULL && !hwloc_bitmap_isequal(s->cpus, s->planned);
+}
+
+/* The nodes the process's memory should be on, into where: numapin's
+ * group's (its marker), or else those its threads may run on (the group's,
+ * for a JVM placed whole).  0, or -1 when its own memory is unknown or
+ * memory runs out. */
+static int local_nodes(const struct np_inspect *c, hwloc_bitmap_t where)
+{
+    if (c->own.pages == NULL || where == NULL)
+        return -1;
+    if (c->marker_state == NP_MARKER_FOUND && c->marker.nodes != NULL) {
+        hwloc_bitmap_copy(where, c->marker.nodes);
+        return 0;
+    }
+    for (int i = 0; i < c->nthreads; i++)
+        hwloc_bitmap_or(where, where, c->threads[i].nodes);
+    return 0;
 }
 
 static void print_text(const struct np_inspect *c, const struct np_globs *o, FILE *out)
@@ -459,6 +480,16 @@ static void print_text(const struct np_inspect *c, const struct np_globs *o, FIL
                 m->group, m->groups, m->plan, cpus, nodes, placed, drift, m->drift,
                 c->now > m->time ? c->now - m->time : 0);
     }
+    hwloc_bitmap_t where = hwloc_bitmap_alloc();
+    if (local_nodes(c, where) == 0) {
+        char lnodes[256], lpages[1024], lshare[32];
+        np_cpulist(lnodes, sizeof lnodes, where);
+        np_memory_pages_str(lpages, sizeof lpages, &c->own);
+        np_memory_share_str(lshare, sizeof lshare, &c->own, where);
+        fprintf(out, "memory_local nodes=%s mem_pages=%s mem_local=%s\n", lnodes[0] ? lnodes : "none",
+                lpages, lshare);
+    }
+    hwloc_bitmap_free(where);
     for (int i = 0; i < c->nthreads; i++) {
         const struct np_seen *s = &c->threads[i];
         if (o != NULL && !np_globs_match(o, s->name))
@@ -522,6 +553,12 @@ static void print_json(const struct np_inspect *c, const struct np_globs *o, FIL
         free(cpus);
         free(nodes);
     }
+    hwloc_bitmap_t where = hwloc_bitmap_alloc();
+    if (local_nodes(c, where) == 0)
+        np_memory_json(&j, "memory", &c->own, where);
+    else
+        np_json_null(&j, "memory");
+    hwloc_bitmap_free(where);
     np_json_open(&j, "threads", '[', true);
     for (int i = 0; i < c->nthreads; i++) {
         const struct np_seen *s = &c->threads[i];

@@ -27,6 +27,7 @@
 
 #include "np_glob.h"
 #include "np_marker.h"
+#include "np_memory.h"
 #include "np_topo.h"
 
 /* A thread named by the JVM. */
@@ -74,6 +75,7 @@ struct np_inspect {
     enum np_marker_state marker_state;
     struct np_marker marker; /* when NP_MARKER_FOUND */
     long long now;          /* when looked at, seconds since the epoch */
+    struct np_memory own;   /* its own memory (np_memory: not the files it maps) */
 };
 
 /* Looks at process `pid` on the machine `t` (loaded as this system).

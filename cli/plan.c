@@ -16,8 +16,10 @@
 
 static const char usage[] =
     "usage: numapin plan --groups N [--group G] [--cpus node|core|pu] [--domain node|package|l3]\n"
-    "                    " CLI_MACHINE_USAGE " [--json] [--svg FILE]\n"
+    "                    " CLI_MACHINE_USAGE " [--json | --java-flags] [--svg FILE]\n"
     "How N JVM groups are placed on this machine (or on the given topology).\n"
+    "--java-flags (with --group G): the HotSpot flags that size group G's JVM to its CPUs,\n"
+    "  on one line, for harnesses that start their own JVMs.\n"
     "--restrict CPUS: only these CPUs (cpulist, e.g. 0-7,16) may be used, as under a cgroup cpuset.\n"
     "--svg FILE: the machine drawn by lstopo (hwloc-nox), each group's CPUs in its colour.\n";
 
@@ -124,10 +126,11 @@ int cli_plan(int argc, char **argv)
         CLI_MACHINE_OPTIONS,
         {"json", no_argument, NULL, 'j'},
         {"svg", required_argument, NULL, 'v'},
+        {"java-flags", no_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int groups = 0, group = -1, json = 0, mode = NP_CPUS_NODE, domain = NP_DOMAIN_NODE, c, rc;
+    int groups = 0, group = -1, json = 0, flags = 0, mode = NP_CPUS_NODE, domain = NP_DOMAIN_NODE, c, rc;
     struct cli_machine m = {0};
     const char *svg = NULL;
     argv[0] = "numapin plan"; /* for getopt's messages */
@@ -156,12 +159,17 @@ int cli_plan(int argc, char **argv)
             break;
         case 'j': json = 1; break;
         case 'v': svg = optarg; break;
+        case 'f': flags = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: return cli_usage_error("plan", usage, "invalid arguments");
         }
     }
     if (optind < argc)
         return cli_usage_error("plan", usage, "unexpected argument '%s'", argv[optind]);
+    if (flags && json)
+        return cli_usage_error("plan", usage, "--json and --java-flags exclude each other");
+    if (flags && group < 0)
+        return cli_usage_error("plan", usage, "--java-flags needs --group G: the flags are one group's");
 
     struct np_topo t;
     if ((rc = cli_machine_load("plan", usage, &m, &t)) != 0)
@@ -198,10 +206,15 @@ int cli_plan(int argc, char **argv)
         np_topo_destroy(&t);
         return 1;
     }
-    if (json)
+    if (flags) {
+        char line[128];
+        cli_java_flags(hwloc_bitmap_weight(p.groups[group].cpus), line, sizeof line);
+        printf("%s\n", line);
+    } else if (json) {
         print_json(&p, stdout);
-    else
+    } else {
         print_table(&t, &p, group, (enum np_cpus_mode)mode);
+    }
     np_plan_free(&p);
     np_topo_destroy(&t);
     return 0;

@@ -43,9 +43,10 @@ int np_advise_oversubscribed(int live, int group_cpus, const char *name, bool *c
 int np_advise_threads(const struct np_jvm_facts *f, int group_cpus, char *buf, size_t len);
 
 /* UseNUMA in effect, and what it means for a group on `group_nodes` of a
- * machine whose usable nodes are `all_nodes` (OS indexes). */
+ * machine whose usable nodes are `all_nodes` (OS indexes), the whole JVM
+ * placed on it (scope=jvm) or only its matching threads. */
 int np_advise_use_numa(const struct np_jvm_facts *f, hwloc_const_bitmap_t group_nodes,
-                       hwloc_const_bitmap_t all_nodes, char *buf, size_t len);
+                       hwloc_const_bitmap_t all_nodes, bool whole_jvm, char *buf, size_t len);
 
 /* The process started with CPU and memory bindings on different nodes. */
 int np_advise_alignment(const struct np_topo *t, const struct np_actual *startup, char *buf,

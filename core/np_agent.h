@@ -7,6 +7,9 @@
  *    placed threads get, the start-up lines and advice, scope=jvm);
  *  - np_agent_place.c: placing threads (on their start, from outside),
  *    their end, and the summary and report at exit;
+ *  - np_agent_jvm.c: the whole JVM (scope=jvm): placing the process, what
+ *    HotSpot decided before that (UseNUMA), moving its memory at a late
+ *    attach, and where its memory is at exit;
  *  - np_drift.c: the rescan thread's checks: the process's cpuset
  *    (re-planning when it changes), placed threads that drifted, the
  *    marker `numapin check` reads.
@@ -26,6 +29,7 @@
 #include "np_advise.h"
 #include "np_bind.h"
 #include "np_file.h"
+#include "np_memory.h"
 #include "np_options.h"
 #include "np_plan.h"
 #include "np_record.h"
@@ -57,6 +61,9 @@ struct np_agent {
     struct np_actual startup;
     bool have_startup;
     int cpus_at_load;                 /* CPUs the JVM could use when numapin loaded */
+    bool jvm_placed;                  /* scope=jvm: the process is bound to the group */
+    bool numa_turned_off;             /* numapin turned HotSpot's UseNUMA off at load */
+    struct np_memory exit_memory;     /* read for the summary, kept for the report */
     struct np_record *record;
     int lock_fd;                      /* group=auto: the lock held, else -1 */
     int claim_fd;                     /* np_claim: this copy acts, else -1 */
@@ -93,6 +100,14 @@ struct np_start {
  * JDK's own modules, java.* or jdk.*. */
 bool np_jdk_tool(const char *command);
 
+/* HotSpot's NUMA flags as the agent read them in Agent_OnLoad, before the
+ * heap exists: 1 on, 0 off, -1 unknown (not HotSpot). */
+struct np_numa_flags {
+    int use_numa;
+    int interleaving;            /* UseNUMAInterleaving */
+    int interleaving_ergonomic;  /* 1: HotSpot set it because UseNUMA was on */
+};
+
 /* Parses the options, claims the process (np_claim: one copy of numapin
  * acts), loads the topology, plans, and logs the start-up lines.  Returns
  * NP_OK with *out set (possibly inactive), or an error after writing one
@@ -116,6 +131,22 @@ void np_agent_warn_loaded(const char *options);
  * logs the advice that follows from it. */
 void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f);
 
+/* At load, after np_agent_create and before HotSpot reserves the heap: with
+ * the whole JVM placed on a group that is not every node, UseNUMA (decided
+ * by HotSpot from the whole machine) would spread the heap over every node,
+ * so it is turned off through `set_false` (a flag name; returns 0 when
+ * done), with UseNUMAInterleaving when HotSpot turned that on for it, as
+ * HotSpot itself does under numactl --membind to one node.  Where that
+ * cannot be done, the advice at VMInit warns that UseNUMA is on. */
+void np_agent_use_numa_at_load(struct np_agent *a, const struct np_numa_flags *f,
+                               int (*set_false)(const char *flag));
+
+/* After a late attach has placed the whole JVM (scope=jvm): gives the
+ * JVM's own memory the group's policy and moves it to the group's node(s)
+ * (np_memory_move_self), logging how much moved and how long it took (one
+ * warning when it could not). */
+void np_agent_attached(struct np_agent *a);
+
 /* A thread started; called on that thread.  A matching thread is placed.
  * A thread that does not match but inherited a placement from the thread
  * that created it (Linux threads inherit affinity and memory policy) is put
@@ -131,6 +162,9 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how 
 
 /* The calling thread is ending. */
 void np_agent_thread_end(struct np_agent *a);
+/* The same, the caller knowing the thread's OS id (`tid`, the calling
+ * thread's). */
+void np_agent_thread_ended(struct np_agent *a, pid_t tid);
 
 /* Logs the summary line. */
 void np_agent_summary(struct np_agent *a);
@@ -153,6 +187,15 @@ void np_agent_check(struct np_agent *a);
  * the same, -1 on failure (logged).  From the rescan thread (or a test),
  * one caller at a time. */
 int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset);
+
+/* Between the agent's own files (np_agent_jvm.c):
+ * np_agent_place_jvm binds the process to the group of targets `g` and
+ * gives the calling thread the group's memory policy (t), logging the
+ * "jvm" line; 0, or -1 after a warning (an error line under strict).
+ * np_agent_exit_memory writes " mem_pages=... mem_local=..." for the
+ * summary, the share counted on the memory nodes of `g`. */
+int np_agent_place_jvm(struct np_agent *a, const struct np_targets *g, const struct np_target *t);
+void np_agent_exit_memory(struct np_agent *a, const struct np_targets *g, char *fields, size_t len);
 
 /* Releases everything; no callback may run during or after it. */
 void np_agent_destroy(struct np_agent *a);

@@ -23,7 +23,7 @@ static void skip(struct np_agent *a, const struct np_targets *t, const char *nam
     char qname[512];
     const char *reset = "";
     struct np_actual now;
-    if (!a->opt.dryrun && t->have_unplaced && np_actual_init(&now) == 0) {
+    if (!a->opt.dryrun && t->may_inherit && np_actual_init(&now) == 0) {
         if (np_read_self(t->topo->topology, &now) == 0 && np_targets_is_placement(t, now.cpus) &&
             !hwloc_bitmap_isequal(now.cpus, t->unplaced.cpus)) {
             if (np_restore_self(t->topo->topology, &t->unplaced) == 0)
@@ -181,15 +181,18 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
            got_mem, mem_error);
 }
 
-void np_agent_thread_end(struct np_agent *a)
+void np_agent_thread_ended(struct np_agent *a, pid_t tid)
 {
     if (!a->active)
         return;
     /* By its id rather than a thread-local pointer: thread-local storage
      * in a library loaded late is allocated for each new thread. */
-    struct np_ref e = np_record_find_live(a->record, gettid());
-    if (e.e != NULL)
-        np_record_end(a->record, e);
+    np_record_end_tid(a->record, tid);
+}
+
+void np_agent_thread_end(struct np_agent *a)
+{
+    np_agent_thread_ended(a, gettid());
 }
 
 int np_agent_set_other(struct np_agent *a, const struct np_targets *t, struct np_ref e,
@@ -303,6 +306,15 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how 
     place_other(a, e, name, tid, how);
 }
 
+/* The latest of the targets from t back that have CPUs: while the cpuset
+ * leaves the group none, the last plan it had. */
+static const struct np_targets *with_cpus(const struct np_targets *t)
+{
+    while (t->none && t->older != NULL)
+        t = t->older;
+    return t;
+}
+
 void np_agent_summary(struct np_agent *a)
 {
     if (!a->active)
@@ -328,12 +340,14 @@ void np_agent_summary(struct np_agent *a)
     if (lost > 0)
         snprintf(lost_str, sizeof lost_str, " log_lost=%ld log_error=%s", lost,
                  np_errno_name(lost_err));
+    char memory[1200];
+    np_agent_exit_memory(a, with_cpus(t), memory, sizeof memory);
     (lost > 0 ? np_log_both : np_log)(
         NP_LOG_INFO,
         "summary group=%d placed=%d would_place=%d skipped=%d failed=%d mem_failed=%d cpus=%s "
-        "drift=%d replans=%u%s",
+        "drift=%d replans=%u%s%s",
         a->opt.group, c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, cpus, c.drift,
-        t->gen, lost_str);
+        t->gen, memory, lost_str);
 }
 
 void np_agent_report(struct np_agent *a)
@@ -345,12 +359,11 @@ void np_agent_report(struct np_agent *a)
     FILE *mem = open_memstream(&text, &len);
     int e = ENOMEM;
     if (mem != NULL) {
-        /* The plan of the latest targets with CPUs (while the cpuset leaves
-         * the group none, the last one it had). */
-        const struct np_targets *t = np_agent_targets(a);
-        while (t->none && t->older != NULL)
-            t = t->older;
-        np_report_json(&t->report_plan, a->record, NP_RECORD_KEEP_ENDED, mem);
+        const struct np_targets *t = with_cpus(np_agent_targets(a));
+        if (a->exit_memory.pages == NULL)
+            np_memory_read(0, &a->exit_memory, NULL);
+        np_report_json(&t->report_plan, a->record, NP_RECORD_KEEP_ENDED, &a->exit_memory,
+                       t->mem_nodes, mem);
         e = fclose(mem) == 0 ? 0 : errno;
     }
     if (e == 0)

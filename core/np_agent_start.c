@@ -80,54 +80,6 @@ static enum np_status runtime_failure(struct np_agent *a, const char *msg)
     return NP_OK;
 }
 
-/* The usable nodes of the machine: homes of the usable CPUs. */
-static void usable_nodes(const struct np_agent *a, hwloc_bitmap_t out)
-{
-    hwloc_bitmap_zero(out);
-    for (int i = 0; i < a->topo.nnodes; i++)
-        hwloc_bitmap_set(out, a->topo.nodes[i]->os_index);
-}
-
-/* scope=jvm: binds the whole process to the group and gives the loading
- * thread (which goes on to create the heap and the JVM's own threads, all
- * inheriting it) the group's memory policy. */
-static int place_jvm(struct np_agent *a, const struct np_target *t)
-{
-    char cpus[1024], mem[256], got_cpus[1024], got_mem[256];
-    const struct np_group_plan *mine = a->targets->mine;
-    np_cpulist(cpus, sizeof cpus, mine->cpus);
-    np_mem_target_str(mem, sizeof mem, t);
-    int rc = 0;
-    if (hwloc_set_cpubind(a->topo.topology, mine->cpus, HWLOC_CPUBIND_PROCESS) != 0) {
-        (a->opt.strict ? np_log_fatal : np_log_warning)(
-            "scope=jvm: cannot bind the JVM to cpus=%s: %s (%s)%s", cpus, strerror(errno),
-            np_errno_name(errno), a->opt.strict ? " (strict: the JVM does not start)" : "");
-        return -1;
-    }
-    struct np_target whole = {mine->cpus, t->nodes, t->mem};
-    struct np_actual got;
-    struct np_bind_result r;
-    if (np_actual_init(&got) != 0)
-        return -1;
-    np_bind_self(a->topo.topology, &whole, &r, &got);
-    np_cpulist(got_cpus, sizeof got_cpus, got.cpus);
-    np_mem_actual_str(got_mem, sizeof got_mem, &got);
-    np_actual_destroy(&got);
-    if (r.cpu_errno != 0 || r.mem_errno != 0) {
-        int e = r.cpu_errno ? r.cpu_errno : r.mem_errno;
-        (a->opt.strict ? np_log_fatal : np_log_warning)(
-            "scope=jvm: cannot set memory policy %s for the JVM: %s (%s)%s", mem, strerror(e),
-            np_errno_name(e), a->opt.strict ? " (strict: the JVM does not start)" : "");
-        rc = -1;
-    } else if (!r.cpu_ok || !r.mem_ok) {
-        np_log(NP_LOG_WARNING, "scope=jvm: the JVM reads back cpus=%s mem=%s, not cpus=%s mem=%s",
-               got_cpus, got_mem, cpus, mem);
-    }
-    np_log(NP_LOG_INFO, "jvm group=%d node=%s cpus=%s mem=%s", a->opt.group, a->targets->node_list,
-           got_cpus, got_mem);
-    return rc;
-}
-
 /* Advice that needs only the machine and the start-up state. */
 static void advise_at_start(struct np_agent *a)
 {
@@ -155,8 +107,10 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
         return; /* the cpuset leaves the group no CPUs */
     hwloc_bitmap_t all = hwloc_bitmap_alloc();
     if (all != NULL) {
-        usable_nodes(a, all);
-        if (np_advise_use_numa(f, mine->nodes, all, msg, sizeof msg))
+        np_topo_usable_nodes(&a->topo, all);
+        /* Turned off at load: that line said why. */
+        if (!a->numa_turned_off &&
+            np_advise_use_numa(f, mine->nodes, all, a->jvm_placed, msg, sizeof msg))
             np_agent_advise(a, f->use_numa == 1 && !hwloc_bitmap_isequal(mine->nodes, all)
                                    ? NP_LOG_WARNING : NP_LOG_INFO, msg);
         hwloc_bitmap_free(all);
@@ -304,6 +258,7 @@ static enum np_status plan(struct np_agent *a, struct np_plan *p)
             return NP_ERR_OPTIONS;
         }
     }
+    np_options_resolve(&a->opt, a->opt.groups);
     if (np_plan_build(&a->topo, a->opt.groups, a->opt.domain, p) != 0) {
         if (errno == ENOENT)
             snprintf(err, sizeof err, "domain=%s: this machine reports no %s with usable CPUs",
@@ -357,15 +312,7 @@ static bool prepare(struct np_agent *a)
     struct np_targets *t = a->targets;
     if (np_targets_prepare(t, &a->opt) != 0)
         return false;
-    if (a->have_startup) {
-        if (np_actual_init(&t->unplaced) != 0)
-            return false;
-        t->have_unplaced = true;
-        hwloc_bitmap_copy(t->unplaced.cpus, a->startup.cpus);
-        hwloc_bitmap_copy(t->unplaced.mem_nodes, a->startup.mem_nodes);
-        t->unplaced.mem_mode = a->startup.mem_mode;
-    }
-    return true;
+    return !a->have_startup || np_targets_set_unplaced(t, a->startup.cpus, &a->startup) == 0;
 }
 
 /* The start-up lines: the machine, the plan, and the plan's advice. */
@@ -380,11 +327,12 @@ static void log_plan(struct np_agent *a, const struct np_target *t)
     np_quote(threads, sizeof threads, a->opt.threads.text);
     np_log(NP_LOG_INFO,
            "plan group=%d groups=%d domain=%s node=%s slice=%d/%d cpus=%s cpus_mode=%s "
-           "cpukind=%s slots=%d mem=%s threads=%s dryrun=%s strict=%s",
+           "cpukind=%s slots=%d mem=%s threads=%s dryrun=%s strict=%s scope=%s (%s)",
            a->opt.group, a->opt.groups, np_domain_name(a->opt.domain), g->node_list,
            g->mine->slice + 1, g->mine->nslices, cpus, np_cpus_mode_name(a->opt.cpus),
            np_cpukind_name(a->opt.cpukind, kind, sizeof kind), g->nslots, mem, threads,
-           yesno(a->opt.dryrun), yesno(a->opt.strict));
+           yesno(a->opt.dryrun), yesno(a->opt.strict), np_scope_name(a->opt.scope),
+           np_options_scope_why(&a->opt));
     for (int i = 0; i < g->plan.nwarnings; i++) {
         const struct np_warning *w = &g->plan.warnings[i];
         if (a->opt.group >= w->first_group && a->opt.group <= w->last_group)
@@ -417,7 +365,7 @@ static enum np_status start(struct np_agent *a, const char *options)
     advise_at_start(a);
     a->cpus_at_load = a->have_startup ? hwloc_bitmap_weight(a->startup.cpus) : -1;
     if (a->opt.scope == NP_SCOPE_JVM && !a->opt.dryrun) {
-        if (place_jvm(a, &t) != 0 && a->opt.strict)
+        if (np_agent_place_jvm(a, a->targets, &t) != 0 && a->opt.strict)
             return NP_ERR_RUNTIME;
         /* Threads put back from an inherited placement go to the JVM's group. */
         if (a->have_startup)
@@ -498,6 +446,7 @@ void np_agent_destroy(struct np_agent *a)
     np_file_out_close(&a->report);
     np_claim_release(a->claim_fd);
     np_drift_free(a->drift);
+    np_memory_free(&a->exit_memory);
     np_record_destroy(a->record);
     np_agent_sink_free(a);
     np_targets_free_all(a->targets);

@@ -153,17 +153,19 @@ static struct np_targets *build(struct np_agent *a, struct np_drift *d, hwloc_co
         /* Threads not placed get back the start-up CPUs that are still
          * allowed (all the allowed ones when none is), or under scope=jvm
          * the group's; and their start-up memory policy. */
-        if (np_actual_init(&t->unplaced) != 0)
+        hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
+        if (cpus == NULL)
             goto nomem;
-        t->have_unplaced = true;
         if (a->opt.scope == NP_SCOPE_JVM)
-            hwloc_bitmap_copy(t->unplaced.cpus, t->mine->cpus);
+            hwloc_bitmap_copy(cpus, t->mine->cpus);
         else
-            hwloc_bitmap_and(t->unplaced.cpus, a->startup.cpus, t->topo->allowed);
-        if (hwloc_bitmap_iszero(t->unplaced.cpus))
-            hwloc_bitmap_copy(t->unplaced.cpus, t->topo->allowed);
-        hwloc_bitmap_copy(t->unplaced.mem_nodes, a->startup.mem_nodes);
-        t->unplaced.mem_mode = a->startup.mem_mode;
+            hwloc_bitmap_and(cpus, a->startup.cpus, t->topo->allowed);
+        if (hwloc_bitmap_iszero(cpus))
+            hwloc_bitmap_copy(cpus, t->topo->allowed);
+        int rc = np_targets_set_unplaced(t, cpus, &a->startup);
+        hwloc_bitmap_free(cpus);
+        if (rc != 0)
+            goto nomem;
     }
     return t;
 nomem:

@@ -22,7 +22,9 @@ const char *np_options_help(void)
 "                   $XDG_RUNTIME_DIR/numapin, else /tmp/numapin-UID)\n"
 "  threads=GLOB|..  thread names to place, shell globs separated by |\n"
 "                   (default " NP_DEFAULT_THREADS ")\n"
-"  scope=threads|jvm  place the matching threads (default), or the whole JVM too\n"
+"  scope=jvm|threads  the whole JVM on the group, its heap and own threads too\n"
+"                   (default when groups > 1), or only the matching threads\n"
+"                   (default for one group)\n"
 "  rescan=MS        every MS ms, place threads renamed to a matching name, put\n"
 "                   back placed threads whose CPUs drifted, and re-plan when the\n"
 "                   cpuset changed (default 1000; 0: never)\n"
@@ -202,6 +204,7 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
     case K_SCOPE:
         if ((x = np_names_find(&np_scope_names, v)) >= 0) {
             o->scope = (enum np_scope)x;
+            o->scope_given = true;
             return 0;
         }
         break;
@@ -366,6 +369,20 @@ int np_options_parse(const char *s, struct np_options *o, char *err, size_t errl
         rc = -1;
     }
     return rc;
+}
+
+void np_options_resolve(struct np_options *o, int groups)
+{
+    if (!o->scope_given)
+        o->scope = groups > 1 ? NP_SCOPE_JVM : NP_SCOPE_THREADS;
+}
+
+const char *np_options_scope_why(const struct np_options *o)
+{
+    if (o->scope_given)
+        return "given";
+    return o->scope == NP_SCOPE_JVM ? "the default with more than one group"
+                                    : "the default with one group";
 }
 
 void np_options_free(struct np_options *o)

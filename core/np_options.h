@@ -1,6 +1,6 @@
 /* np_options: the agent's option string, parsed and validated.
  *
- *   group=N|auto,groups=N,lockdir=DIR,threads=GLOB|GLOB,scope=threads|jvm,
+ *   group=N|auto,groups=N,lockdir=DIR,threads=GLOB|GLOB,scope=jvm|threads,
  *   rescan=MS,drift=restore|log,domain=node|package|l3,
  *   cpus=node|core|pu,cpukind=performance|efficiency|any|N,
  *   mem=preferred|bind|interleave|local|none[:NODES],log=LEVEL[:FILE],
@@ -27,7 +27,8 @@ struct np_options {
     int groups;         /* 0 until set: the number of NUMA nodes with CPUs */
     char *lock_dir;     /* lockdir=DIR (group=auto), or NULL: the default */
     struct np_globs threads; /* thread names to place */
-    enum np_scope scope;
+    enum np_scope scope; /* after np_options_resolve: the scope in effect */
+    bool scope_given;   /* scope= was in the option string */
     int rescan_ms;      /* period of the rescan (renamed threads, drift, cpuset); 0: off */
     enum np_drift_mode drift;
     enum np_domain domain;
@@ -54,6 +55,17 @@ struct np_options {
 int np_options_parse(const char *s, struct np_options *o, char *err, size_t errlen);
 
 void np_options_free(struct np_options *o);
+
+/* Settles what depends on the group count, once it is known (groups= or
+ * the machine's default): the scope, unless scope= was given, is jvm when
+ * groups > 1 (a JVM given its group lives on it: heap, GC and JIT threads
+ * included) and threads for one group (the whole machine, where binding the
+ * process changes nothing). */
+void np_options_resolve(struct np_options *o, int groups);
+
+/* Why the scope in effect is what it is, for the plan line: "given",
+ * "the default with more than one group" or "the default with one group". */
+const char *np_options_scope_why(const struct np_options *o);
 
 /* The option reference printed by the `help` option. */
 const char *np_options_help(void);

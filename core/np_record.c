@@ -175,12 +175,19 @@ static struct np_entry *take_entry(struct np_record *r)
     return entry_at(r, r->n++);
 }
 
-struct np_ref np_record_find_live(struct np_record *r, pid_t tid)
+/* The live entry of thread `tid`, or NULL; under the lock. */
+static struct np_entry *live_locked(struct np_record *r, pid_t tid)
 {
-    pthread_mutex_lock(&r->lock);
     struct np_entry *e = r->by_tid[bucket(tid)];
     while (e != NULL && e->tid != tid)
         e = e->next_live;
+    return e;
+}
+
+struct np_ref np_record_find_live(struct np_record *r, pid_t tid)
+{
+    pthread_mutex_lock(&r->lock);
+    struct np_entry *e = live_locked(r, tid);
     struct np_ref ref = {e, e != NULL ? e->gen : 0};
     pthread_mutex_unlock(&r->lock);
     return ref;
@@ -322,6 +329,17 @@ void np_record_settle(struct np_record *r, struct np_ref ref)
         r->changes++;
     }
     pthread_mutex_unlock(&r->lock);
+}
+
+void np_record_end_tid(struct np_record *r, pid_t tid)
+{
+    char *drop = NULL;
+    pthread_mutex_lock(&r->lock);
+    struct np_entry *e = live_locked(r, tid);
+    if (e != NULL)
+        end_locked(r, e, &drop);
+    pthread_mutex_unlock(&r->lock);
+    free(drop);
 }
 
 void np_record_end(struct np_record *r, struct np_ref ref)

@@ -137,6 +137,10 @@ int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
  * nothing. */
 void np_record_end(struct np_record *r, struct np_ref ref);
 
+/* The same for thread tid's live entry, if it has one, found and ended
+ * under one lock (the thread ending, at its ThreadEnd). */
+void np_record_end_tid(struct np_record *r, pid_t tid);
+
 /* The totals (every thread ever recorded) and the live count. */
 void np_record_counts(struct np_record *r, struct np_counts *c);
 

@@ -87,7 +87,7 @@ static void entry(const struct np_entry *e, void *arg)
 }
 
 void np_report_json(const struct np_report_plan *p, struct np_record *r, int keep_ended,
-                    FILE *out)
+                    const struct np_memory *m, hwloc_const_bitmap_t mem_nodes, FILE *out)
 {
     char kind[32];
     struct np_counts c;
@@ -123,6 +123,7 @@ void np_report_json(const struct np_report_plan *p, struct np_record *r, int kee
     np_json_int(&j, "live", c.live);
     np_json_int(&j, "drift", c.drift);
     np_json_close(&j);
+    np_memory_json(&j, "memory", m, mem_nodes);
     np_json_int(&j, "ended_kept", keep_ended);
     np_json_open(&j, "threads", '[', true);
     struct listing l = {p, &j};

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "np_memory.h"
 #include "np_modes.h"
 #include "np_record.h"
 
@@ -49,9 +50,11 @@ struct np_report_plan {
 const char *np_report_cpus(const struct np_report_plan *latest, const struct np_entry *e);
 const char *np_report_mem(const struct np_report_plan *latest, const struct np_entry *e);
 
-/* Writes the report to out.  Takes the record's lock while it lists the
- * threads: write to memory (open_memstream), not to a slow file. */
+/* Writes the report to out, with the process's memory by node `m` and the
+ * share of it on `mem_nodes` (the group's).  Takes the record's lock while
+ * it lists the threads: write to memory (open_memstream), not to a slow
+ * file. */
 void np_report_json(const struct np_report_plan *p, struct np_record *r, int keep_ended,
-                    FILE *out);
+                    const struct np_memory *m, hwloc_const_bitmap_t mem_nodes, FILE *out);
 
 #endif

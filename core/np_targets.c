@@ -135,6 +135,23 @@ bool np_targets_is_placement(const struct np_targets *t, hwloc_const_bitmap_t cp
     return false;
 }
 
+int np_targets_set_unplaced(struct np_targets *t, hwloc_const_bitmap_t cpus,
+                            const struct np_actual *startup)
+{
+    if (!t->have_unplaced) {
+        if (np_actual_init(&t->unplaced) != 0)
+            return -1;
+        t->have_unplaced = true;
+    }
+    hwloc_bitmap_copy(t->unplaced.cpus, cpus);
+    hwloc_bitmap_copy(t->unplaced.mem_nodes, startup->mem_nodes);
+    t->unplaced.mem_mode = startup->mem_mode;
+    t->may_inherit = !t->none && !hwloc_bitmap_isequal(t->place_cpus, cpus);
+    for (int s = 0; !t->may_inherit && s < t->nslots; s++)
+        t->may_inherit = !hwloc_bitmap_isequal(t->slots[s], cpus);
+    return 0;
+}
+
 hwloc_const_bitmap_t np_targets_cpus(const struct np_targets *t, int slot)
 {
     return slot >= 0 && slot < t->nslots ? t->slots[slot] : t->place_cpus;

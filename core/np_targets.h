@@ -53,6 +53,11 @@ struct np_targets {
      * JVM's group); valid when have_unplaced. */
     struct np_actual unplaced;
     bool have_unplaced;
+    /* Some placement's CPUs differ from the unplaced ones: a thread that is
+     * not to be placed may have inherited one and must be put back.  With
+     * the whole JVM on the group and cpus=node, none does, and such a
+     * thread costs no system call. */
+    bool may_inherit;
     hwloc_bitmap_t used_before;       /* CPUs placed threads went to under older targets */
     /* No CPUs: the process's cpuset leaves this group none, and threads
      * are left to the kernel until it changes.  Nothing else is set. */
@@ -84,6 +89,12 @@ void np_targets_own_topo(struct np_targets *t, struct np_topo *topo);
  * (settled by then: NP_MEM_NONE without NUMA support).  Returns 0, or -1
  * when memory runs out. */
 int np_targets_prepare(struct np_targets *t, const struct np_options *o);
+
+/* Sets what threads not placed get back (np_targets.unplaced): the CPUs
+ * `cpus` and the memory policy of `startup`, and may_inherit with them.
+ * Returns 0, or -1 when memory runs out. */
+int np_targets_set_unplaced(struct np_targets *t, hwloc_const_bitmap_t cpus,
+                            const struct np_actual *startup);
 
 /* The targets of generation `gen`, from t back through the older ones;
  * t itself when there is none (which a caller never asks for). */

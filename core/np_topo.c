@@ -70,6 +70,13 @@ int np_topo_home(const struct np_topo *t, unsigned cpu)
     return home != NULL ? (int)home->os_index : -1;
 }
 
+void np_topo_usable_nodes(const struct np_topo *t, hwloc_bitmap_t out)
+{
+    hwloc_bitmap_zero(out);
+    for (int i = 0; i < t->nnodes; i++)
+        hwloc_bitmap_set(out, t->nodes[i]->os_index);
+}
+
 void np_topo_home_nodes(const struct np_topo *t, hwloc_const_bitmap_t cpus, hwloc_bitmap_t nodes)
 {
     int cpu;

@@ -73,6 +73,9 @@ hwloc_obj_t np_topo_home_obj(hwloc_obj_t pu);
  * CPU, np_topo_home. */
 void np_topo_home_nodes(const struct np_topo *t, hwloc_const_bitmap_t cpus, hwloc_bitmap_t nodes);
 
+/* The usable nodes (t->nodes: homes of usable CPUs), OS indexes, into `out`. */
+void np_topo_usable_nodes(const struct np_topo *t, hwloc_bitmap_t out);
+
 /* One line describing the machine: source, counts, allowed CPUs. */
 void np_topo_summary(const struct np_topo *t, char *buf, size_t len);
 

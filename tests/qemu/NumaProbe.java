@@ -38,8 +38,12 @@ import sun.misc.Unsafe;
  *                    holds N files before the workers go on (two JVMs at once)
  *   out=FILE         write "allowed=LIST ran=LIST" of the workers to FILE
  *   spawned=judge    also judge the thread a worker starts ("spawned-by-worker"):
- *                    all CPUs and the default memory policy, as for any
- *                    non-matching thread (default: only print its facts)
+ *                    as for any non-matching thread (default: only print its facts)
+ *   scope=jvm|threads what numapin places (default threads): with threads, every
+ *                    thread but the workers keeps all CPUs and the default memory
+ *                    policy; with jvm (the whole JVM on its group), every thread
+ *                    of the process may run only on cpus= and has the workers'
+ *                    memory policy
  *
  * Every result line starts with "probe:"; the last one is "probe: PASS" or
  * "probe: FAIL (N failed checks)", and the exit status is 0 or 1.
@@ -262,7 +266,7 @@ public final class NumaProbe {
                 + " memory-block=" + topo.blockBytes() + " expect cpus=" + formatList(wantCpus)
                 + " nodes=" + formatList(wantNodes) + " mem=" + mem);
 
-        // Threads that must not be placed: main, a plain thread, a thread a worker starts.
+        // Threads numapin does not place itself: main, a plain thread, a thread a worker starts.
         Map<String, String[]> plain = new TreeMap<>();
         plain.put("main", plainFacts());
         String[][] holder = new String[1][];
@@ -328,7 +332,10 @@ public final class NumaProbe {
         }
         check(names.size() == total, total + " distinct workers measured (" + names.size() + ")");
 
-        BitSet all = online;
+        boolean jvm = "jvm".equals(a.getOrDefault("scope", "threads"));
+        BitSet all = jvm ? wantCpus : online;
+        String wantPolicy = jvm && !reports.isEmpty() && reports.get(0).policy != null ? reports.get(0).policy
+                : "default";
         boolean judgeSpawned = "judge".equals(a.get("spawned"));
         for (Map.Entry<String, String[]> e : plain.entrySet()) {
             String[] f = e.getValue();
@@ -336,14 +343,15 @@ public final class NumaProbe {
             if (e.getKey().equals("spawned-by-worker") && !judgeSpawned) {
                 continue;
             }
-            check(parseList(f[0]).equals(all), e.getKey() + " keeps all CPUs " + formatList(all)
-                    + " (has " + f[0] + ")");
-            check(f[1].equals("default"), e.getKey() + " keeps the default memory policy (has " + f[1] + ")");
+            check(parseList(f[0]).equals(all), e.getKey() + (jvm ? " is on the group's CPUs " : " keeps all CPUs ")
+                    + formatList(all) + " (has " + f[0] + ")");
+            check(f[1].equals(wantPolicy), e.getKey() + (jvm ? " has the JVM's memory policy " : " keeps the memory policy ")
+                    + wantPolicy + " (has " + f[1] + ")");
         }
         if (judgeSpawned && !plain.containsKey("spawned-by-worker")) {
             check(false, "a worker started a thread");
         }
-        // Every other thread of the process (JVM threads, GC, ...) keeps all CPUs.
+        // Every other thread of the process (JVM threads, GC, ...): all CPUs, or the group's.
         int others = 0;
         List<String> pinnedOthers = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(Paths.get("/proc/self/task"))) {
@@ -365,8 +373,8 @@ public final class NumaProbe {
                 }
             }
         }
-        check(pinnedOthers.isEmpty(), "all " + others + " other threads keep all CPUs"
-                + (pinnedOthers.isEmpty() ? "" : ", not: " + pinnedOthers));
+        check(pinnedOthers.isEmpty(), "all " + others + " other threads " + (jvm ? "are on the group's CPUs "
+                : "keep all CPUs ") + formatList(all) + (pinnedOthers.isEmpty() ? "" : ", not: " + pinnedOthers));
 
         String outFile = a.get("out");
         if (outFile != null) {

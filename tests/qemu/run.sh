@@ -18,8 +18,11 @@
 #                           2 or more CPUs, else 1)
 #   NUMAPIN_AGENT, NUMAPIN_CLI  the agent and tool (default build/libnumapin.so,
 #                           build/numapin)
-#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 240 each)
+#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 480, 720 for n3)
 #   JAVA17_HOME             JDK 17 whose jlink builds the guest's runtime
+#   JAVA25_HOME             JDK 25 whose jlink builds a second runtime, for the
+#                           machines that run scenarios on it too (n2); default
+#                           /usr/lib/jvm/temurin-25-jdk-amd64, skipped when absent
 #   NUMAPIN_QEMU_BUILD=DIR  where the caches, the initramfs and the consoles go
 #                           (default build/qemu)
 set -euo pipefail
@@ -28,6 +31,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 B=${NUMAPIN_QEMU_BUILD:-$ROOT/build/qemu}
 JDK=${JAVA17_HOME:-/usr/lib/jvm/java-17-openjdk-amd64}
+JDK25=${JAVA25_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 AGENT=${NUMAPIN_AGENT:-$ROOT/build/libnumapin.so}
 CLI=${NUMAPIN_CLI:-$ROOT/build/numapin}
 ONLY=${NUMAPIN_QEMU_ONLY:-}
@@ -35,8 +39,9 @@ if [ -z "${NUMAPIN_QEMU_JOBS:-}" ]; then
     if [ "$(nproc)" -ge 2 ]; then NUMAPIN_QEMU_JOBS=2; else NUMAPIN_QEMU_JOBS=1; fi
 fi
 # modules of the guest's JDK runtime (jdk.unsupported: sun.misc.Unsafe for
-# the probe's off-heap buffers)
-JDK_MODULES=java.base,jdk.unsupported
+# the probe's off-heap buffers; jdk.jcmd and jdk.attach: jcmd, for the late
+# attach)
+JDK_MODULES=java.base,jdk.unsupported,jdk.jcmd,jdk.attach
 
 # Machines: name, QEMU topology, memory per node, distances, scenarios, timeout (s).
 MACHINES="n2 n3"
@@ -44,14 +49,15 @@ n2_smp="4,sockets=2,cores=2,threads=1"
 n2_nodes="0-1 2-3"
 n2_mem_mb=1024
 n2_dist="0,1,21"
-n2_scenarios="n2-basics n2-preferred n2-bind n2-none n2-interleave n2-two-jvms n2-spawned n2-jvm-scope n2-usenuma n2-cpuset n2-two-pods"
-n2_timeout=360
+n2_scenarios="n2-basics n2-preferred n2-bind n2-none n2-interleave n2-two-jvms n2-spawned n2-jvm-scope n2-usenuma n2-cpuset n2-two-pods n2-heap n2-heap-usenuma"
+n2_timeout=600
+n2_jdk25=1 # its initrd also holds /jdk25: the UseNUMA and heap scenarios run on JDK 25 too
 n3_smp="6,sockets=1,cores=6,threads=1"
 n3_nodes="0-1 2-3 4-5"
 n3_mem_mb=1024
 n3_dist="0,1,21 1,2,21 0,2,31"
-n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline n3-multijvm"
-n3_timeout=360
+n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline n3-multijvm n3-heap n3-heap-attach n3-java-flags"
+n3_timeout=720
 
 CAPTURE=
 case ${1:-} in
@@ -191,6 +197,26 @@ if [ "$(cat "$B/jdk.stamp" 2>/dev/null)" != "$JSTAMP" ] || [ ! -x "$B/jdk/bin/ja
     echo "$JSTAMP" >"$B/jdk.stamp"
 fi
 
+# ---- the JDK 25 runtime, java.base only, in an archive of its own ------------
+
+# (appended to the initrd of the machines with ${m}_jdk25=1: the kernel
+# unpacks concatenated cpio archives one after another)
+J25STAMP=
+if [ -x "$JDK25/bin/jlink" ]; then
+    J25STAMP="$(md5sum <"$JDK25/release" | cut -c1-12) java.base"
+    if [ "$(cat "$B/jdk25.stamp" 2>/dev/null)" != "$J25STAMP" ] || [ ! -x "$B/jdk25/bin/java" ]; then
+        log "jlink java.base of $JDK25"
+        rm -rf "$B/jdk25" "$B/jdk25.stamp"
+        "$JDK25/bin/jlink" --add-modules java.base --output "$B/jdk25" --strip-debug \
+            --no-header-files --no-man-pages --generate-cds-archive >"$B/jlink25.log" 2>&1 ||
+            { cat "$B/jlink25.log"; die "jlink of JDK 25 failed"; }
+        rm -f "$B/jdk25/lib/server/classes_nocoops.jsa" "$B/jdk25/lib/server/classes_nocoops_coh.jsa"
+        echo "$J25STAMP" >"$B/jdk25.stamp"
+    fi
+else
+    log "no JDK 25 at $JDK25: the JDK 25 scenarios are skipped"
+fi
+
 # ---- test programs ----------------------------------------------------------
 
 # The probes, and TierBench (the workload of n3-multijvm): NumaProbe counts
@@ -230,7 +256,7 @@ cp "$AGENT" "$R/numapin/libnumapin.so"
 cp "$CLI" "$R/numapin/numapin"
 cp -r "$B"/classes/. "$R/tests/"
 cp "$HDR" "$R/tests/hdrhistogram.jar"
-cp /usr/bin/lstopo-no-graphics "$R/usr/bin/"
+cp /usr/bin/lstopo-no-graphics /usr/bin/numactl "$R/usr/bin/"
 
 # Shared libraries of every ELF file in the guest, at the paths the host's
 # loader found them (the guest has no ld.so.cache; its loader searches the
@@ -256,6 +282,30 @@ done
 (cd "$R" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$B/initramfs.cpio"
 log "initramfs $(($(stat -c %s "$B/initramfs.cpio") / 1048576)) MiB, kernel $KPKG $KVER"
 
+# The JDK 25 archive: the runtime, and the libraries it needs that the first
+# archive lacks.
+rm -f "$B/initramfs-jdk25.cpio"
+if [ -n "$J25STAMP" ]; then
+    R25=$B/root25
+    rm -rf "$R25"
+    mkdir -p "$R25"
+    cp -a "$B/jdk25" "$R25/jdk25"
+    : >"$B/libs25.txt"
+    while IFS= read -r f; do
+        head -c 4 "$f" | od -An -tx1 | tr -d ' ' | grep -q '^7f454c46$' || continue
+        ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}' >>"$B/libs25.txt" || true
+    done < <(find "$R25" -type f \( -perm -u+x -o -name '*.so*' \))
+    for lib in $(sort -u "$B/libs25.txt"); do
+        case $lib in "$R25"/*) continue ;; esac
+        [ -e "$R$lib" ] && continue
+        mkdir -p "$R25$(dirname "$lib")"
+        cp -L "$lib" "$R25$lib"
+    done
+    (cd "$R25" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$B/jdk25.cpio"
+    cat "$B/initramfs.cpio" "$B/jdk25.cpio" >"$B/initramfs-jdk25.cpio"
+    log "initramfs with JDK 25: $(($(stat -c %s "$B/initramfs-jdk25.cpio") / 1048576)) MiB"
+fi
+
 # ---- boot the machines ----------------------------------------------------------
 
 selected() { # scenarios of machine $1, filtered by NUMAPIN_QEMU_ONLY
@@ -271,8 +321,9 @@ selected() { # scenarios of machine $1, filtered by NUMAPIN_QEMU_ONLY
 }
 
 boot() { # boot MACHINE: runs its scenarios, console to $B/logs/MACHINE.console
-    local m=$1 smp nodes mem dist scen tmo args=() i=0 cpus d s t v rc=0
-    smp=${m}_smp nodes=${m}_nodes mem=${m}_mem_mb dist=${m}_dist tmo=${m}_timeout
+    local m=$1 smp nodes mem dist scen tmo args=() i=0 cpus d s t v rc=0 j25 initrd=$B/initramfs.cpio
+    smp=${m}_smp nodes=${m}_nodes mem=${m}_mem_mb dist=${m}_dist tmo=${m}_timeout j25=${m}_jdk25
+    if [ -n "${!j25:-}" ] && [ -f "$B/initramfs-jdk25.cpio" ]; then initrd=$B/initramfs-jdk25.cpio; fi
     scen=$(selected "$m")
     for cpus in ${!nodes}; do
         args+=(-object "memory-backend-ram,id=m$i,size=${!mem}M"
@@ -287,7 +338,7 @@ boot() { # boot MACHINE: runs its scenarios, console to $B/logs/MACHINE.console
     timeout -k 10 "${NUMAPIN_QEMU_TIMEOUT:-${!tmo}}" qemu-system-x86_64 \
         -accel tcg,thread=single -machine q35 -cpu max -smp "${!smp}" -m $((i * ${!mem}))M \
         "${args[@]}" \
-        -kernel "$VMLINUX" -initrd "$B/initramfs.cpio" \
+        -kernel "$VMLINUX" -initrd "$initrd" \
         -append "console=ttyS0 panic=-1 transparent_hugepage=never quiet loglevel=3 numapin.machine=$m numapin.scenarios=$scen" \
         -display none -nodefaults -no-reboot -serial "file:$B/logs/$m.console" \
         >"$B/logs/$m.qemu" 2>&1 || rc=$?
@@ -378,6 +429,29 @@ for m in $MACHINES; do
         echo "----- end of $s -----"
     done
 done
+
+# The heap scenarios' rows, as docs/heap.md shows them (tests/qemu/heap-doc.sh
+# puts them there).
+heap_rows=$(for m in n2 n3; do
+    [ -f "$B/logs/$m.console.txt" ] && grep -a '^heaptable: ' "$B/logs/$m.console.txt" | sed 's/^heaptable: //'
+done || true)
+attach_rows=$(grep -ah '^heaptable-attach: ' "$B"/logs/*.console.txt 2>/dev/null | sed 's/^heaptable-attach: //' || true)
+if [ -n "$heap_rows" ]; then
+    {
+        echo "| machine | JDK | collector | AlwaysPreTouch | flags | group | no agent | numapin, default options | numactl --cpunodebind=N --membind=N |"
+        echo "|---|---:|---|---|---|---:|---:|---:|---:|"
+        echo "$heap_rows"
+        if [ -n "$attach_rows" ]; then
+            echo
+            echo "| late attach (n3, G1, group 1) | before | after | pages moved | ms |"
+            echo "|---|---:|---:|---:|---:|"
+            echo "$attach_rows" | sed 's/^/| jcmd JVMTI.agent_load /'
+        fi
+        echo
+        echo "Measured by \`make test-numa\` ($KPKG $KVER under QEMU), $(date -u +%Y-%m-%d)."
+    } >"$B/heap-table.md"
+    log "heap table in ${B#"$ROOT"/}/heap-table.md (tests/qemu/heap-doc.sh puts it in docs/heap.md)"
+fi
 
 log "consoles in ${B#"$ROOT"/}/logs/, $(($(date +%s) - START)) s in all"
 echo "qemu-numa: $passed passed, $failed failed"

@@ -17,6 +17,18 @@ ok() { echo "check ok   $*"; }
 fail() { echo "check FAIL $*"; FAILS=$((FAILS + 1)); }
 verdict() { [ "$FAILS" -eq 0 ]; }
 
+# scope_of AGENT_OPTIONS: the scope numapin runs with: scope= when given,
+# else jvm, except with groups=1 (every machine here has several nodes, so
+# groups defaults to more than one)
+scope_of() {
+    case ",$1," in
+        *,scope=threads,*) echo threads ;;
+        *,scope=jvm,*) echo jvm ;;
+        *,groups=1,*) echo threads ;;
+        *) echo jvm ;;
+    esac
+}
+
 # probe TAG AGENT_OPTIONS PROBE_ARGS...
 # Runs NumaProbe under the agent (log at info into /tmp/TAG.log), prints its
 # output and the agent's log; the probe's own verdict counts as one check.
@@ -26,7 +38,7 @@ probe() {
     echo "--- $tag: java -agentpath:libnumapin.so=$opts NumaProbe $*"
     rm -f "/tmp/$tag.log"
     timeout $JAVA_TIMEOUT $JAVA "-agentpath:$AGENT=$opts,log=info:/tmp/$tag.log" \
-        NumaProbe "$@" >"/tmp/$tag.out" 2>&1
+        NumaProbe "$@" scope="$(scope_of "$opts")" >"/tmp/$tag.out" 2>&1
     rc=$?
     cat "/tmp/$tag.out"
     echo "--- $tag: agent log"
@@ -413,7 +425,7 @@ scenario_n3_groups6() {
 
 # ---- lifecycle and start-up advice ----------------------------------------------
 
-# jvm_run TAG AGENT_OPTIONS JAVA_ARGS...: java with the agent (log at info
+# jvm_run TAG AGENT_OPTIONS JAVA_ARGS...: java (of $JVM_JDK, default /jdk) with the agent (log at info
 # into /tmp/TAG.log, output in /tmp/TAG.out); prints the output (of
 # -XX:+PrintFlagsFinal only the UseNUMA line) and the log; sets $rc
 jvm_run() {
@@ -421,7 +433,7 @@ jvm_run() {
     shift 2
     echo "--- $tag: java $* under -agentpath:libnumapin.so=$opts"
     rm -f "/tmp/$tag.log"
-    timeout $JAVA_TIMEOUT /jdk/bin/java -Xint -Xms16m -Xmx64m -XX:-UsePerfData \
+    timeout $JAVA_TIMEOUT ${JVM_JDK:-/jdk}/bin/java -Xint -Xms16m -Xmx64m -XX:-UsePerfData \
         "-agentpath:$AGENT=$opts,log=info:/tmp/$tag.log" "$@" >"/tmp/$tag.out" 2>&1
     rc=$?
     awk '/[{]/ && !/UseNUMA/ {next} {print}' "/tmp/$tag.out"
@@ -468,17 +480,35 @@ scenario_n2_jvm_scope() {
     verdict
 }
 
-# HotSpot's UseNUMA as numapin reads it at VMInit: on (ParallelGC, 2 nodes,
-# group 0 of 2 on node 0 only) is a warning, off is information
+# HotSpot's UseNUMA: with the whole JVM placed on node 0 of 2 (the default),
+# numapin turns it off before the heap is made; with scope=threads HotSpot
+# keeps it on, which numapin reads at VMInit and warns about; off is
+# information
 scenario_n2_usenuma() {
-    jvm_run n2-numa-on "groups=2,group=0" -XX:+UseParallelGC -XX:+UseNUMA -XX:+PrintFlagsFinal -version
+    jdks=/jdk
+    have_jdk25 && jdks="/jdk /jdk25"
+    for JVM_JDK in $jdks; do
+        t=n2-numa-jvm${JVM_JDK#/jdk}
+        jvm_run $t "groups=2,group=0" -XX:+UseParallelGC -XX:+UseNUMA -XX:+PrintFlagsFinal -version
+        same "$t: exit" "$rc" 0
+        if grep -q 'bool UseNUMA *:\{0,1\}= false' /tmp/$t.out &&
+            grep -q 'bool UseNUMAInterleaving *:\{0,1\}= false' /tmp/$t.out; then
+            ok "$t: UseNUMA and UseNUMAInterleaving are off in the running JVM"
+        else
+            fail "$t: UseNUMA or UseNUMAInterleaving still on"
+        fi
+        has_line $t info "UseNUMA turned off, and UseNUMAInterleaving with it: HotSpot decided it for the whole machine (nodes 0-1) before numapin placed the JVM on node 0"
+        lacks_line $t "UseNUMA is on"
+    done
+    JVM_JDK=/jdk
+    jvm_run n2-numa-on "groups=2,group=0,scope=threads" -XX:+UseParallelGC -XX:+UseNUMA -XX:+PrintFlagsFinal -version
     same "n2-numa-on: exit" "$rc" 0
     if grep -q 'bool UseNUMA *:\{0,1\}= true' /tmp/n2-numa-on.out; then
         ok "n2-numa-on: HotSpot kept UseNUMA on"
     else
         fail "n2-numa-on: HotSpot turned UseNUMA off: the check means nothing"
     fi
-    has_line n2-numa-on warning "advice: UseNUMA is on in this JVM: HotSpot splits the young generation over nodes 0-1, but this group's placed threads run on node 0 only"
+    has_line n2-numa-on warning "advice: UseNUMA is on in this JVM: HotSpot binds parts of the heap to each of nodes 0-1, not only to this group's node 0"
     jvm_run n2-numa-off "groups=2,group=0" -XX:+UseParallelGC -XX:-UseNUMA -XX:+PrintFlagsFinal -version
     same "n2-numa-off: exit" "$rc" 0
     if grep -q 'bool UseNUMA *:\{0,1\}= false' /tmp/n2-numa-off.out; then
@@ -568,7 +598,7 @@ exec /jdk/bin/java -Xint -XX:+UseSerialGC -Xms32m -Xmx64m -XX:-UsePerfData \\
 EOT
     rm -rf "/tmp/mj$n"
     echo "--- numapin groups --groups $n --options 'threads=Tier*' -- TierBench"
-    timeout 150 $CLI groups --groups "$n" --options 'threads=Tier*' --logs "/tmp/mj$n" -- \
+    timeout 300 $CLI groups --groups "$n" --options 'threads=Tier*' --logs "/tmp/mj$n" -- \
         sh /tmp/mj-tb.sh '{group}' "$n" >"/tmp/mj$n.table" 2>&1
     rc=$?
     cat "/tmp/mj$n.table"
@@ -846,3 +876,227 @@ scenario_n2_two_pods() {
     cpuset_rm np-p1
     verdict
 }
+# ---- the Java heap on the group's node ------------------------------------------
+
+# heap_run TAG GC PRETOUCH HOW NODES [PROBE_ARGS...]: HeapProbe (24 MiB of
+# long-lived arrays built by four fork-join workers, young collections
+# between, then two full ones) in a 64 MiB heap with -XX:+Use${GC}GC
+# (PRETOUCH on: -XX:+AlwaysPreTouch) and $HEAP_FLAGS, on $HEAP_JDK, run HOW:
+#   none            no agent
+#   numactl:N       under numactl --cpunodebind=N --membind=N
+#   numapin:OPTS    with -agentpath:libnumapin.so=OPTS (log at info into /tmp/TAG.log)
+# NODES: where the heap should be.  Prints the output and the log; sets
+# $share (the last count's share of the heap's resident pages on NODES,
+# 0 to 1; empty when the probe failed), $pages (resident pages) and $byn
+# (pages by node).  In the background ($HEAP_BG=1) it only starts the JVM,
+# its pid in $heap_pid; heap_counted reads the counts afterwards.
+HEAP_JAVA="-Xint -Xms64m -Xmx64m -XX:-UsePerfData -cp /tests"
+HEAP_FLAGS=
+HEAP_JDK=/jdk # or /jdk25, on the machines that have it
+heap_run() {
+    tag=$1 gc=$2 pt=$3 how=$4 nodes=$5
+    shift 5
+    flags="-XX:+Use${gc}GC $HEAP_FLAGS"
+    [ "$pt" = on ] && flags="$flags -XX:+AlwaysPreTouch"
+    pre=""
+    agent=""
+    case $how in
+        none) ;;
+        numactl:*) pre="numactl --cpunodebind=${how#numactl:} --membind=${how#numactl:}" ;;
+        numapin:*) agent="-agentpath:$AGENT=${how#numapin:},log=info:/tmp/$tag.log" ;;
+    esac
+    rm -f "/tmp/$tag.log" "/tmp/$tag.coops"
+    echo "--- $tag: $pre java $flags ${agent:+-agentpath:libnumapin.so=${how#numapin:}} HeapProbe"
+    # shellcheck disable=SC2086 # word splitting of the flags is meant
+    if [ -n "${HEAP_BG:-}" ]; then
+        timeout $JAVA_TIMEOUT $pre $HEAP_JDK/bin/java $HEAP_JAVA $flags $agent "-Xlog:gc+heap+coops=debug:file=/tmp/$tag.coops" \
+            HeapProbe coops=/tmp/$tag.coops nodes="$nodes" mib=24 "$@" >"/tmp/$tag.out" 2>&1 &
+        heap_pid=$!
+        return
+    fi
+    timeout $JAVA_TIMEOUT $pre $HEAP_JDK/bin/java $HEAP_JAVA $flags $agent "-Xlog:gc+heap+coops=debug:file=/tmp/$tag.coops" \
+        HeapProbe coops=/tmp/$tag.coops nodes="$nodes" mib=24 "$@" >"/tmp/$tag.out" 2>&1
+    rc=$?
+    heap_counted "$tag" "$rc" "$agent"
+}
+
+# heap_counted TAG EXIT [AGENT]: prints what heap_run's JVM wrote and reads its
+# last count into $share, $pages and $byn
+heap_counted() {
+    cat "/tmp/$1.out"
+    [ -z "$3" ] || { echo "--- $1: agent log"; cat "/tmp/$1.log" 2>/dev/null || echo "(no agent log)"; }
+    echo "--- $1: exit $2"
+    line=$(grep '^heap phase=' "/tmp/$1.out" | tail -1)
+    share=
+    pages=$(kv "$line" pages)
+    byn=$(kv "$line" by_node)
+    if [ "$2" -eq 0 ] && grep -q '^heap: PASS$' "/tmp/$1.out"; then
+        share=$(kv "$line" share)
+    else
+        fail "$1: the heap probe failed (exit $2)"
+    fi
+    if [ -n "$3" ] && grep -q '\]\[error\]\[numapin\]' "/tmp/$1.log" 2>/dev/null; then
+        fail "$1: agent logged an error"
+    fi
+}
+
+pct() { # pct SHARE: 0.9987 -> 99.8%
+    if [ -n "$1" ]; then awk -v s="$1" 'BEGIN {printf "%.1f%%", int(s * 1000) / 10}'; else echo "failed"; fi
+}
+
+# heap_at_least_99 TAG NODES: the last count put at least 99% of the heap on NODES
+heap_at_least_99() {
+    if [ -n "$share" ] && [ "$(awk -v s="$share" 'BEGIN {print (s >= 0.99)}')" = 1 ]; then
+        ok "$1: $(pct "$share") of $pages resident heap pages on node $2 ($byn)"
+    else
+        fail "$1: $(pct "$share") of ${pages:-?} resident heap pages on node $2, below 99% ($byn)"
+    fi
+}
+
+# heap_row MACHINE GC PRETOUCH GROUP NODE [AGENT_OPTIONS]: the heap with no
+# agent, with numapin's defaults for GROUP (plus AGENT_OPTIONS), and under
+# numactl on NODE ($HEAP_NUMAPIN_ONLY=1: numapin's only); numapin's must be
+# at least 99% on NODE.  Prints a row of docs/heap.md's table
+# ("heaptable: | ... |").
+heap_row() {
+    m=$1 gc=$2 pt=$3 g=$4 n=$5 extra=${6:-}
+    t=heap-$gc-pt$pt-g$g${HEAP_FLAGS:+-numa}${HEAP_JDK#/jdk}
+    a=-
+    c=-
+    if [ -z "${HEAP_NUMAPIN_ONLY:-}" ]; then
+        heap_run "$t-none" "$gc" "$pt" none "$n"
+        a=$(pct "$share")
+    fi
+    heap_run "$t-numapin" "$gc" "$pt" "numapin:group=$g$extra" "$n"
+    b=$(pct "$share")
+    heap_at_least_99 "$t-numapin" "$n"
+    if grep -q "\]\[info\]\[numapin\] summary .* mem_pages=[0-9]*:[0-9].* mem_local=[0-9.]*%$" "/tmp/$t-numapin.log"; then
+        ok "$t-numapin: the summary gives mem_pages= and mem_local="
+    else
+        fail "$t-numapin: the summary has no mem_pages= and mem_local="
+    fi
+    if [ -z "${HEAP_NUMAPIN_ONLY:-}" ]; then
+        heap_run "$t-numactl" "$gc" "$pt" "numactl:$n" "$n"
+        c=$(pct "$share")
+    fi
+    jdk=17
+    [ "$HEAP_JDK" = /jdk25 ] && jdk=25
+    echo "heaptable: | $m | $jdk | $gc | $pt | ${HEAP_FLAGS:--} | $g | $a | $b | $c |"
+}
+
+# The heap of group 1 with the default options: on 2 nodes, G1, Parallel
+# and Serial, with and without AlwaysPreTouch; on 3 nodes, G1 (groups 0 and
+# 2 too, numapin only), the machines running at once
+scenario_n3_heap() {
+    for pt in off on; do
+        heap_row n3 G1 $pt 1 1
+    done
+    HEAP_NUMAPIN_ONLY=1 heap_row n3 G1 off 0 0
+    HEAP_NUMAPIN_ONLY=1 heap_row n3 G1 off 2 2
+    verdict
+}
+
+scenario_n2_heap() {
+    for gc in G1 Parallel Serial; do
+        for pt in off on; do
+            heap_row n2 $gc $pt 1 1
+        done
+    done
+    if have_jdk25; then
+        HEAP_JDK=/jdk25 heap_row n2 G1 off 1 1
+    fi
+    verdict
+}
+
+# have_jdk25: the machine has the JDK 25 runtime (/jdk25), or a note says why not
+have_jdk25() {
+    if [ -x /jdk25/bin/java ]; then
+        return 0
+    fi
+    echo "note: no /jdk25 in this guest (JAVA25_HOME): the JDK 25 runs are skipped"
+    return 1
+}
+
+# -XX:+UseNUMA, which HotSpot decides before the agent loads: numapin turns
+# it off for the whole JVM placed on node 1, and the heap follows
+scenario_n2_heap_usenuma() {
+    HEAP_FLAGS=-XX:+UseNUMA
+    jdks=/jdk
+    have_jdk25 && jdks="/jdk /jdk25"
+    for HEAP_JDK in $jdks; do
+        for gc in Parallel G1; do
+            heap_row n2 $gc off 1 1
+            t=heap-$gc-ptoff-g1-numa${HEAP_JDK#/jdk}-numapin
+            has_line $t info "UseNUMA turned off, and UseNUMAInterleaving with it: HotSpot decided it for the whole machine (nodes 0-1) before numapin placed the JVM on node 1"
+        done
+    done
+    HEAP_JDK=/jdk
+    HEAP_FLAGS=
+    verdict
+}
+
+# A late attach (jcmd JVMTI.agent_load) to a JVM started without numapin,
+# its heap over every node: the whole JVM placed on group 1, its heap moved
+# to node 1; pages by node before and after
+scenario_n3_heap_attach() {
+    t=n3-attach
+    rm -f /tmp/$t.ready /tmp/$t.go /tmp/$t.log
+    HEAP_BG=1 heap_run $t G1 off none 1 ready=/tmp/$t.ready go=/tmp/$t.go
+    pid=$heap_pid
+    i=0
+    while [ ! -e /tmp/$t.ready ] && [ $i -lt 1200 ] && kill -0 $pid 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    cmd_ok "jcmd JVMTI.agent_load" /jdk/bin/jcmd $pid JVMTI.agent_load $AGENT "\"group=1,groups=3,log=info:/tmp/$t.log\""
+    touch /tmp/$t.go
+    wait $pid
+    rc=$?
+    echo "--- $t: agent log"
+    heap_counted $t $rc /tmp/$t.log
+    before=$(grep '^heap phase=before ' /tmp/$t.out)
+    bshare=$(kv "$before" share)
+    echo "$t: before attach $(pct "$bshare") on node 1 ($(kv "$before" by_node)), after $(pct "$share") ($byn)"
+    if [ -n "$bshare" ] && [ "$(awk -v s="$bshare" 'BEGIN {print (s < 0.8)}')" = 1 ]; then
+        ok "$t: before the attach, $(pct "$bshare") of the heap on node 1 (built on every node)"
+    else
+        fail "$t: before the attach, $(pct "$bshare") of the heap on node 1: the test means nothing"
+    fi
+    heap_at_least_99 "$t: after the attach" 1
+    has_line $t info "jvm group=1 node=1 cpus=2-3 mem=preferred:1"
+    has_line $t info "attach: moved memory pages="
+    moved=$(grep 'attach: moved memory pages=' /tmp/$t.log | sed -n 's/.* pages=\([0-9]*\) .*/\1/p')
+    if [ "${moved:-0}" -gt 0 ]; then ok "$t: $moved pages moved"; else fail "$t: no page moved"; fi
+    no_warning $t
+    echo "heaptable-attach: | $(pct "$bshare") | $(pct "$share") | ${moved:-?} | $(sed -n 's/.* ms=\([0-9]*\) .*/\1/p' /tmp/$t.log) |"
+    verdict
+}
+
+# numapin groups sizes each JVM to its group: 3 groups of 2 CPUs, each JVM
+# with -XX:ActiveProcessorCount=2 and so 2 GC threads; without the flags
+# HotSpot sizes them for the 6 CPUs it sees
+scenario_n3_java_flags() {
+    cmd_ok "numapin plan --java-flags" $CLI plan --groups 3 --group 1 --java-flags
+    same "plan --groups 3 --group 1 --java-flags" "$(cat /tmp/cmd.out)" "-XX:ActiveProcessorCount=2"
+    for mode in flags none; do
+        arg=
+        [ $mode = none ] && arg=--no-java-flags
+        rm -rf /tmp/jf-$mode
+        cmd_ok "numapin groups --groups 3 $arg" $CLI groups --groups 3 $arg --logs /tmp/jf-$mode -- \
+            /jdk/bin/java -Xint -XX:+UseG1GC -XX:-UsePerfData -XX:+PrintFlagsFinal -cp /tests JvmSize
+        for g in 0 1 2; do
+            log=/tmp/jf-$mode/group-$g.log
+            grep -E 'Picked up|ActiveProcessorCount|ParallelGCThreads|^jvm |numapin\] (plan|jvm|summary) ' $log
+            avail=$(sed -n 's/^jvm available=\([0-9]*\)$/\1/p' $log)
+            gcthreads=$(awk '$2 == "ParallelGCThreads" {print $4}' $log)
+            same "$mode: group $g: Runtime.availableProcessors()" "$avail" 2
+            if [ $mode = flags ]; then
+                same "$mode: group $g: ParallelGCThreads" "$gcthreads" 2
+            else
+                same "$mode: group $g: ParallelGCThreads (sized for the machine)" "$gcthreads" 6
+            fi
+        done
+    done
+    verdict
+}
+

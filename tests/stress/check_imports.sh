@@ -16,6 +16,9 @@
 #     like, chown, chmod, unlink, rename (unlinkat and renameat are allowed:
 #     the report is written to a temporary file renamed, or removed, relative
 #     to the directory opened at start; see docs/security.md).
+# (mbind, which acts on the calling process only, is how the agent moves its
+# own pages at a late attach with the whole JVM placed: core/np_memory.c,
+# docs/security.md.)
 # (Linux system calls made through syscall(2) do not show here: numapin
 # uses syscall(2) for gettid only, see docs/security.md.)
 # Run by `make test-asan` (mk/hardening.mk) on build/libnumapin.so.

@@ -72,13 +72,16 @@ struct config {
     int expect_cpus;       /* -1: one of CPUs 0 and 1; else that CPU */
 };
 
+/* The configurations run one after another in this process: with two
+ * groups each takes scope=threads, since the whole-JVM default would bind
+ * the process, and the next configuration plan on what is left. */
 static const struct config configs[] = {
     /* One group over both fake nodes: two cores to balance over. */
     {"groups=1,cpus=core,mem=bind:0", false, false, -1},
-    {"group=0,groups=2,cpus=node", false, false, 0},
-    {"group=1,groups=2,cpus=pu", false, true, 1},
+    {"group=0,groups=2,cpus=node,scope=threads", false, false, 0},
+    {"group=1,groups=2,cpus=pu,scope=threads", false, true, 1},
     {"groups=1,cpus=pu,mem=none", false, false, -1},
-    {"group=0,groups=2,cpus=core,mem=bind", false, false, 0},
+    {"group=0,groups=2,cpus=core,mem=bind,scope=threads", false, false, 0},
     {"groups=1,cpus=core,dryrun", true, false, -1},
 };
 
@@ -379,7 +382,8 @@ static void foreign_tids(const char *dir)
 {
     char log_path[512], options[700];
     snprintf(log_path, sizeof log_path, "%s/foreign.log", dir);
-    snprintf(options, sizeof options, "group=0,groups=2,threads=*,rescan=0,log=debug:%s", log_path);
+    snprintf(options, sizeof options, "group=0,groups=2,scope=threads,threads=*,rescan=0,log=debug:%s",
+             log_path);
     struct np_agent *a = NULL;
     if (np_agent_create(options, &a) != NP_OK || a == NULL || !a->active) {
         CHECK(0, "np_agent_create(\"%s\") failed", options);

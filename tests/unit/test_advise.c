@@ -109,7 +109,7 @@ START_TEST(threads_advised)
     has(msg, "the 2 CPUs the JVM saw");
     has(msg, "(ParallelGCThreads=2)");
     has(msg, "this group has 1 CPUs");
-    has(msg, ": -XX:ParallelGCThreads=1 fit the group");
+    has(msg, ": -XX:ParallelGCThreads=1 fit the group, or -XX:ActiveProcessorCount=1 sizes all of them");
     lacks(msg, "ConcGCThreads");
     lacks(msg, "CICompilerCount");
 
@@ -171,31 +171,39 @@ START_TEST(use_numa)
     hwloc_bitmap_t one = t_bitmap("1"), all = t_bitmap("0-3"), only0 = t_bitmap("0");
     struct np_jvm_facts f = {-1, -1, -1, -1, -1};
     /* Unknown: nothing to say. */
-    ck_assert_int_eq(np_advise_use_numa(&f, one, all, msg, sizeof msg), 0);
+    ck_assert_int_eq(np_advise_use_numa(&f, one, all, false, msg, sizeof msg), 0);
     ck_assert_str_eq(msg, "untouched");
 
     /* Off (HotSpot's decision, whatever the command line said). */
     f.use_numa = 0;
-    ck_assert_int_eq(np_advise_use_numa(&f, one, all, msg, sizeof msg), 1);
+    ck_assert_int_eq(np_advise_use_numa(&f, one, all, false, msg, sizeof msg), 1);
     has(msg, "UseNUMA is off in this JVM");
     has(msg, "placed threads: node 1");
     lacks(msg, "-XX:-UseNUMA");
 
     /* On, and the group is the whole machine: nothing to fix. */
     f.use_numa = 1;
-    ck_assert_int_eq(np_advise_use_numa(&f, all, all, msg, sizeof msg), 1);
+    ck_assert_int_eq(np_advise_use_numa(&f, all, all, false, msg, sizeof msg), 1);
     has(msg, "UseNUMA is on in this JVM");
     lacks(msg, "-XX:-UseNUMA");
-    ck_assert_int_eq(np_advise_use_numa(&f, only0, only0, msg, sizeof msg), 1);
+    ck_assert_int_eq(np_advise_use_numa(&f, only0, only0, true, msg, sizeof msg), 1);
     lacks(msg, "-XX:-UseNUMA");
 
     /* On, for a group on one node of four: the heap is split over all. */
-    ck_assert_int_eq(np_advise_use_numa(&f, one, all, msg, sizeof msg), 1);
+    ck_assert_int_eq(np_advise_use_numa(&f, one, all, false, msg, sizeof msg), 1);
     has(msg, "UseNUMA is on in this JVM");
-    has(msg, "over nodes 0-3");
-    has(msg, "node 1 only");
+    has(msg, "to each of nodes 0-3, not only to this group's node 1");
+    has(msg, "measured on 3 nodes");
     has(msg, "-XX:-UseNUMA");
     has(msg, "numactl --membind=1");
+    /* The whole JVM placed, too late to turn it off (a late attach). */
+    ck_assert_int_eq(np_advise_use_numa(&f, one, all, true, msg, sizeof msg), 1);
+    has(msg, "it was too late to turn it off");
+    has(msg, "-XX:-UseNUMA");
+    lacks(msg, "numactl");
+    f.use_numa = 0;
+    ck_assert_int_eq(np_advise_use_numa(&f, one, all, true, msg, sizeof msg), 1);
+    has(msg, "the whole JVM: node 1");
     hwloc_bitmap_free(one);
     hwloc_bitmap_free(all);
     hwloc_bitmap_free(only0);

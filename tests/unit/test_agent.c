@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <numaif.h>
+
 #include "np_agent.h"
 #include "np_inspect.h"
 #include "tests.h"
@@ -59,6 +61,23 @@ static void fake_machine(const char *desc)
     ck_assert_int_eq(setenv("HWLOC_SYNTHETIC", desc, 1), 0);
     ck_assert_int_eq(setenv("HWLOC_THISSYSTEM", "1", 1), 0);
     unsetenv("HWLOC_XMLFILE");
+}
+
+/* Puts this process back as it started (all of `base`, the default memory
+ * policy) after an agent placed it whole, so that the next agent sees the
+ * whole machine again. */
+static void unplace(void)
+{
+    hwloc_bitmap_t b = t_bitmap(base);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    int i;
+    hwloc_bitmap_foreach_begin(i, b)
+        CPU_SET(i, &set);
+    hwloc_bitmap_foreach_end();
+    hwloc_bitmap_free(b);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof set, &set), 0);
+    ck_assert_int_eq(set_mempolicy(MPOL_DEFAULT, NULL, 0), 0);
 }
 
 /* Fork-mode setup: a private directory, stderr and stdout captured. */
@@ -163,7 +182,7 @@ static void run_thread(struct np_agent *a, const char *name, char *cpus, size_t 
 
 START_TEST(group0_places_on_cpu0)
 {
-    struct np_agent *a = create("group=0,mem=none,log=debug:%s", log_path);
+    struct np_agent *a = create("group=0,mem=none,scope=threads,log=debug:%s", log_path);
     ck_assert(a->active);
     ck_assert_int_eq(a->opt.groups, 2); /* defaulted to the node count */
     char cpus[64];
@@ -178,7 +197,7 @@ START_TEST(group0_places_on_cpu0)
 
     char *log = slurp(log_path);
     ck_assert_int_eq(t_count_lines(log, "[info][numapin] topology nodes=2 packages=1 l3=0 cores=2 pus=2 smt=1 allowed=0-1 source=\"synthetic pack:1 numa:2 core:1 pu:1\""), 1);
-    ck_assert_int_eq(t_count_lines(log, "[info][numapin] plan group=0 groups=2 domain=node node=0 slice=1/1 cpus=0 cpus_mode=node cpukind=performance slots=1 mem=none threads=\"" NP_DEFAULT_THREADS "\" dryrun=no strict=no"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] plan group=0 groups=2 domain=node node=0 slice=1/1 cpus=0 cpus_mode=node cpukind=performance slots=1 mem=none threads=\"" NP_DEFAULT_THREADS "\" dryrun=no strict=no scope=threads (given)"), 1);
     ck_assert_int_eq(t_count_lines(log, "[info][numapin] placed \"ForkJoinPool-1-worker-1\" tid="), 1);
     ck_assert_int_eq(t_count_lines(log, " group=0 node=0 cpus=0 mem=default"), 1); /* read back */
     ck_assert_int_eq(t_count_lines(log, "[debug][numapin] skipped \"main\" tid="), 1);
@@ -190,7 +209,7 @@ END_TEST
 
 START_TEST(group1_places_on_cpu1)
 {
-    struct np_agent *a = create("group=1,mem=none,log=info:%s", log_path);
+    struct np_agent *a = create("group=1,mem=none,scope=threads,log=info:%s", log_path);
     char cpus[64];
     run_thread(a, "ForkJoinPool.commonPool-worker-7", cpus, sizeof cpus);
     ck_assert_str_eq(cpus, "1");
@@ -257,7 +276,10 @@ START_TEST(memory_preferred_on_real_node)
     np_agent_summary(a);
     np_agent_destroy(a);
     char *log = slurp(log_path);
-    ck_assert_int_eq(t_count_lines(log, " group=0 node=0 cpus=0 mem=preferred:0"), 1);
+    /* The whole JVM (the default with 2 groups), then the worker. */
+    ck_assert_int_eq(t_count_lines(log, "] jvm group=0 node=0 cpus=0 mem=preferred:0"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] placed \"ForkJoinPool-1-worker-1\" tid="), 1);
+    ck_assert_int_eq(t_count_lines(log, " group=0 node=0 cpus=0 mem=preferred:0"), 2);
     ck_assert_int_eq(t_count_lines(log, "mem_failed=0"), 1);
     ck_assert_int_eq(t_count_lines(log, "[warning]"), 0);
     free(log);
@@ -344,7 +366,7 @@ START_TEST(strict_bind_to_missing_node_fails)
     need_no_node1();
     /* Node 1 does not exist in the real kernel: set_mempolicy fails. */
     char opts[1024];
-    snprintf(opts, sizeof opts, "group=1,mem=bind,strict,log=info:%s", log_path);
+    snprintf(opts, sizeof opts, "group=1,mem=bind,strict,scope=threads,log=info:%s", log_path);
     ck_assert_int_eq(create_fails(opts), NP_ERR_RUNTIME);
     char cpus[64];
     my_cpus(cpus, sizeof cpus);
@@ -363,7 +385,7 @@ START_TEST(bind_to_missing_node_warns_once)
 {
     need_no_node1();
     /* Without strict: threads keep their CPUs, memory fails, warned once. */
-    struct np_agent *a = create("group=1,mem=bind,log=debug:%s", log_path);
+    struct np_agent *a = create("group=1,mem=bind,scope=threads,log=debug:%s", log_path);
     char cpus[64];
     run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
     ck_assert_str_eq(cpus, "1");
@@ -609,6 +631,7 @@ START_TEST(jdk_tools_keep_their_stdout)
     ck_assert_int_eq(np_agent_start("group=1", &tool, &a), NP_OK);
     np_agent_summary(a);
     np_agent_destroy(a);
+    unplace();
     char *out = slurp(out_path), *err = slurp(err_path);
     ck_assert_int_eq(t_count_lines(out, "[numapin]"), 0);
     ck_assert_int_eq(t_count_lines(err, "][info][numapin]"), 0);
@@ -719,7 +742,7 @@ END_TEST
 
 START_TEST(drift_log_leaves_it)
 {
-    struct np_agent *a = create("group=1,mem=none,drift=log,log=info:%s", log_path);
+    struct np_agent *a = create("group=1,mem=none,drift=log,scope=threads,log=info:%s", log_path);
     struct held w;
     hold(&w, a, "ForkJoinPool-1-worker-1");
     char cpus[64], line[256];
@@ -770,7 +793,7 @@ START_TEST(replan_follows_the_cpuset)
     char pattern[600], path[600], line[300], cpus[64];
     snprintf(pattern, sizeof pattern, "%s/report.json", dir);
     snprintf(path, sizeof path, "%s/report.json", dir);
-    struct np_agent *a = create("group=0,groups=2,log=info:%s,report=%s", log_path, pattern);
+    struct np_agent *a = create("group=0,groups=2,scope=threads,log=info:%s,report=%s", log_path, pattern);
     run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus); /* ends under plan 0 */
     ck_assert_str_eq(cpus, "0");
     struct held w;
@@ -1147,6 +1170,205 @@ START_TEST(sink_told_of_outside_placements)
 }
 END_TEST
 
+/* ---- the whole JVM (np_agent_jvm.c) ----------------------------------------- */
+
+/* With more than one group the whole JVM is placed by default: the process
+ * is bound (this test process stands for it), threads that do not match
+ * stay on the group, and the plan line says which scope and why. */
+START_TEST(default_scope_places_the_whole_jvm)
+{
+    struct np_agent *a = create("group=1,mem=none,log=debug:%s", log_path);
+    ck_assert_int_eq(a->opt.scope, NP_SCOPE_JVM);
+    ck_assert(a->jvm_placed);
+    char cpus[64];
+    my_cpus(cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1"); /* the loading thread, and the process */
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1");
+    run_thread(a, "GC Thread#0", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1"); /* not placed, and on the group all the same */
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "dryrun=no strict=no scope=jvm (the default with more than one group)"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] jvm group=1 node=1 cpus=1 mem=default"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] placed \"ForkJoinPool-1-worker-1\" tid="), 1);
+    ck_assert_int_eq(t_count_lines(log, "] skipped \"GC Thread#0\" tid="), 1);
+    ck_assert_int_eq(t_count_lines(log, "] summary group=1 placed=1 would_place=0 skipped=1 failed=0 "
+                                        "mem_failed=0 cpus=1 drift=0 replans=0 mem_pages="), 1);
+    ck_assert_int_eq(t_count_lines(log, " mem_local="), 1);
+    ck_assert_int_eq(t_count_lines(log, "[warning]"), 0);
+    free(log);
+}
+END_TEST
+
+/* One group is the whole machine: only the matching threads are placed. */
+START_TEST(one_group_keeps_scope_threads)
+{
+    struct np_agent *a = create("groups=1,mem=none,log=info:%s", log_path);
+    ck_assert_int_eq(a->opt.scope, NP_SCOPE_THREADS);
+    ck_assert(!a->jvm_placed);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "scope=threads (the default with one group)"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] jvm "), 0);
+    free(log);
+}
+END_TEST
+
+/* Node 1 is missing in this kernel: the JVM's policy is refused once, and
+ * the placed threads, refused the same, say so at debug level only. */
+START_TEST(whole_jvm_on_missing_node_warns_once)
+{
+    need_no_node1();
+    struct np_agent *a = create("group=1,log=debug:%s", log_path);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "1");
+    run_thread(a, "ForkJoinPool-1-worker-2", cpus, sizeof cpus);
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[warning][numapin] scope=jvm: cannot set memory policy "
+                                        "preferred:1 for the JVM: Invalid argument (EINVAL); it runs "
+                                        "on the group's CPUs"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[warning]"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[debug][numapin] cannot set memory policy preferred:1 for"), 2);
+    ck_assert_int_eq(t_count_lines(log, " mem_failed=2 "), 1);
+    free(log);
+}
+END_TEST
+
+START_TEST(whole_jvm_strict_on_missing_node_fails)
+{
+    need_no_node1();
+    char opts[1024];
+    snprintf(opts, sizeof opts, "group=1,mem=bind,strict,log=info:%s", log_path);
+    ck_assert_int_eq(create_fails(opts), NP_ERR_RUNTIME);
+    char *e = slurp(err_path);
+    ck_assert_int_eq(t_count_lines(e, "[error][numapin] scope=jvm: cannot set memory policy bind:1 "
+                                      "for the JVM: Invalid argument (EINVAL) (strict: the JVM does "
+                                      "not start)"), 1);
+    free(e);
+}
+END_TEST
+
+static char set_names[256];
+static int set_result;
+
+static int fake_set_false(const char *flag)
+{
+    strncat(set_names, flag, sizeof set_names - strlen(set_names) - 2);
+    strcat(set_names, " ");
+    return set_result;
+}
+
+/* UseNUMA, decided by HotSpot from the whole machine, is turned off once
+ * the JVM is placed on a group of it; UseNUMAInterleaving too when HotSpot
+ * turned it on for UseNUMA, never when it was given. */
+START_TEST(use_numa_turned_off_for_a_group)
+{
+    struct np_agent *a = create("group=1,mem=none,log=info:%s", log_path);
+    struct np_numa_flags on = {1, 1, 1};
+    set_names[0] = '\0';
+    set_result = 0;
+    np_agent_use_numa_at_load(a, &on, fake_set_false);
+    ck_assert_str_eq(set_names, "UseNUMA UseNUMAInterleaving ");
+    ck_assert(a->numa_turned_off);
+    np_agent_destroy(a);
+    unplace();
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] UseNUMA turned off, and UseNUMAInterleaving "
+                                        "with it: HotSpot decided it for the whole machine (nodes "
+                                        "0-1) before numapin placed the JVM on node 1"), 1);
+    free(log);
+
+    /* Given on the command line: left, and warned about. */
+    a = create("group=0,mem=none,log=info:%s", log_path);
+    struct np_numa_flags given = {1, 1, 0};
+    set_names[0] = '\0';
+    np_agent_use_numa_at_load(a, &given, fake_set_false);
+    ck_assert_str_eq(set_names, "UseNUMA ");
+    np_agent_destroy(a);
+    unplace();
+    log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[warning][numapin] UseNUMAInterleaving is on: HotSpot "
+                                        "interleaves the heap over every node (0-1), not only node 0"), 1);
+    free(log);
+
+    /* Off already, unknown, or a JVM not placed whole: nothing to do. */
+    struct np_numa_flags off = {0, 0, 0}, unknown = {-1, -1, -1};
+    a = create("group=0,mem=none,scope=threads,log=info:%s", log_path);
+    set_names[0] = '\0';
+    np_agent_use_numa_at_load(a, &on, fake_set_false);
+    np_agent_destroy(a);
+    unplace();
+    a = create("group=0,mem=none,log=info:%s", log_path);
+    np_agent_use_numa_at_load(a, &off, fake_set_false);
+    np_agent_use_numa_at_load(a, &unknown, fake_set_false);
+    np_agent_destroy(a);
+    ck_assert_str_eq(set_names, "");
+}
+END_TEST
+
+/* A group that is every node: HotSpot's UseNUMA serves it, left alone; a
+ * flag that cannot be set leaves the warning to the advice at VMInit. */
+START_TEST(use_numa_left_or_warned)
+{
+    struct np_agent *a = create("groups=1,scope=jvm,mem=none,log=info:%s", log_path);
+    struct np_numa_flags on = {1, 1, 1};
+    set_names[0] = '\0';
+    set_result = 0;
+    np_agent_use_numa_at_load(a, &on, fake_set_false);
+    ck_assert_str_eq(set_names, "");
+    np_agent_destroy(a);
+    unplace();
+    a = create("group=1,mem=none,log=info:%s", log_path);
+    set_result = -1;
+    np_agent_use_numa_at_load(a, &on, fake_set_false);
+    ck_assert(!a->numa_turned_off);
+    /* Then VMInit reads it on, and warns. */
+    struct np_jvm_facts facts = {1, -1, -1, -1, -1};
+    np_agent_jvm_facts(a, &facts);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "UseNUMA turned off"), 0);
+    ck_assert_int_eq(t_count_lines(log, "[warning][numapin] advice: UseNUMA is on in this JVM: HotSpot "
+                                        "binds parts of the heap to each of nodes 0-1, not only to this "
+                                        "group's node 1, and it was too late to turn it off"), 1);
+    free(log);
+}
+END_TEST
+
+/* A late attach with the whole JVM placed moves its memory: on node 0,
+ * which this kernel has, every resident page is there already. */
+START_TEST(attach_moves_memory)
+{
+    struct np_agent *a = create("group=0,log=info:%s", log_path);
+    np_agent_attached(a);
+    np_agent_destroy(a);
+    unplace();
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] attach: moved memory pages=0 mib=0.0 node=0 ms="), 1);
+    ck_assert_int_eq(t_count_lines(log, " left=0 mappings="), 1);
+    ck_assert_int_eq(t_count_lines(log, "[warning]"), 0);
+    free(log);
+    /* mem=none: left where it is; node 1 (missing here): one warning. */
+    a = create("group=0,mem=none,log=info:%s", log_path);
+    np_agent_attached(a);
+    np_agent_destroy(a);
+    unplace();
+    need_no_node1();
+    a = create("group=1,log=info:%s", log_path);
+    np_agent_attached(a);
+    np_agent_destroy(a);
+    log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] attach: mem=none, so the JVM's memory stays where it is"), 1);
+    ck_assert_int_eq(t_count_lines(log, "[warning][numapin] attach: cannot move this JVM's memory to node 1: "), 1);
+    free(log);
+}
+END_TEST
+
 Suite *agent_suite(void)
 {
     Suite *s = suite_create("agent");
@@ -1179,6 +1401,13 @@ Suite *agent_suite(void)
     tcase_add_test(tc, replan_to_no_cpus_and_back);
     tcase_add_test(tc, marker_shows_planned_cpus_and_drift);
     tcase_add_test(tc, auto_with_one_group_takes_no_lock);
+    tcase_add_test(tc, default_scope_places_the_whole_jvm);
+    tcase_add_test(tc, one_group_keeps_scope_threads);
+    tcase_add_test(tc, whole_jvm_on_missing_node_warns_once);
+    tcase_add_test(tc, whole_jvm_strict_on_missing_node_fails);
+    tcase_add_test(tc, use_numa_turned_off_for_a_group);
+    tcase_add_test(tc, use_numa_left_or_warned);
+    tcase_add_test(tc, attach_moves_memory);
     suite_add_tcase(s, tc);
     return s;
 }

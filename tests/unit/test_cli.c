@@ -17,6 +17,28 @@ static const char *cli(void)
 
 #define SYNTH "pack:2 numa:2 core:2 pu:1"
 
+/* The flags that size one group's JVM: its CPU count, on one line. */
+START_TEST(plan_java_flags)
+{
+    static const struct {
+        const char *synthetic, *groups, *group, *want;
+    } c[] = {
+        {"pack:1 numa:3 core:2 pu:1", "3", "1", "-XX:ActiveProcessorCount=2\n"},
+        {SYNTH, "1", "0", "-XX:ActiveProcessorCount=8\n"},  /* the whole machine */
+        {SYNTH, "3", "0", "-XX:ActiveProcessorCount=4\n"},  /* two nodes of four */
+        {SYNTH, "8", "7", "-XX:ActiveProcessorCount=1\n"},  /* a core */
+    };
+    char *argv[] = {(char *)cli(), "plan", "--synthetic", (char *)c[_i].synthetic, "--groups",
+                    (char *)c[_i].groups, "--group", (char *)c[_i].group, "--java-flags", NULL};
+    char *out, *err;
+    ck_assert_int_eq(t_run(argv, &out, &err), 0);
+    ck_assert_str_eq(out, c[_i].want);
+    ck_assert_str_eq(err, "");
+    free(out);
+    free(err);
+}
+END_TEST
+
 /* Bad arguments: exit status 2 and a message on stderr. */
 static const struct {
     const char *args[8];
@@ -39,6 +61,8 @@ static const struct {
     {{"check", " 12", NULL}, "numapin check: give one process id"},
     {{"check", "12x", NULL}, "numapin check: give one process id"},
     {{"check", "+12", NULL}, "numapin check: give one process id"},
+    {{"plan", "--groups", "2", "--java-flags", "--synthetic", SYNTH, NULL}, "--java-flags needs --group G"},
+    {{"plan", "--groups", "2", "--group", "1", "--java-flags", "--json", NULL}, "--json and --java-flags exclude each other"},
 };
 
 START_TEST(bad_arguments)
@@ -120,6 +144,7 @@ Suite *cli_suite(void)
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("cli");
     tcase_set_timeout(tc, 20);
+    tcase_add_loop_test(tc, plan_java_flags, 0, 4);
     tcase_add_loop_test(tc, bad_arguments, 0, (int)(sizeof bad / sizeof *bad));
     tcase_add_test(tc, unloadable_topology);
     tcase_add_test(tc, help);

@@ -108,6 +108,30 @@ START_TEST(failed_frees_slot)
 }
 END_TEST
 
+/* Ending by thread id: the live entry of that id only; an id with none,
+ * or ended already, changes nothing. */
+START_TEST(end_by_tid)
+{
+    struct np_record *r = np_record_create(2, NP_RECORD_KEEP_ENDED);
+    ck_assert_ptr_nonnull(r);
+    np_record_add(r, "a", 10, NP_PLACED, true);
+    np_record_add(r, "b", 11, NP_PLACED, true);
+    expect_live(r, (int[]){1, 1}, 2);
+    np_record_end_tid(r, 10);
+    expect_live(r, (int[]){0, 1}, 2);
+    ck_assert_ptr_null(np_record_find_live(r, 10).e);
+    ck_assert_ptr_nonnull(np_record_find_live(r, 11).e);
+    np_record_end_tid(r, 10);
+    np_record_end_tid(r, 99);
+    expect_live(r, (int[]){0, 1}, 2);
+    struct np_counts c;
+    np_record_counts(r, &c);
+    ck_assert_int_eq(c.live, 1);
+    ck_assert_int_eq(c.placed, 2);
+    np_record_destroy(r);
+}
+END_TEST
+
 START_TEST(counts)
 {
     struct np_record *r = np_record_create(4, NP_RECORD_KEEP_ENDED);
@@ -682,6 +706,7 @@ Suite *record_suite(void)
     tcase_add_test(tc, drift_counts);
     tcase_add_test(tc, no_slot);
     tcase_add_test(tc, failed_frees_slot);
+    tcase_add_test(tc, end_by_tid);
     tcase_add_test(tc, counts);
     tcase_add_test(tc, each_in_order_and_stable);
     tcase_add_test(tc, concurrent);

@@ -27,7 +27,6 @@ Suite *expected_suite(void);
 Suite *advise_suite(void);
 Suite *bind_suite(void);
 Suite *inspect_suite(void);
-Suite *nodemem_suite(void);
 Suite *attach_suite(void);
 Suite *claim_suite(void);
 Suite *draw_suite(void);
@@ -42,6 +41,7 @@ Suite *describe_suite(void);
 Suite *hotspot_suite(void);
 Suite *file_suite(void);
 Suite *marker_suite(void);
+Suite *memory_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);

@@ -53,7 +53,7 @@ class AttachTest {
         Launch.Running run = target.start();
         try {
             run.awaitLine(Pattern.compile("attach-ready pid=(\\d+)"));
-            ChildResult first = agentLoad(run.pid(), "group=1");
+            ChildResult first = agentLoad(run.pid(), "group=1,scope=threads");
             assertEquals(0, first.exitCode, "jcmd exit status\n" + first.describe());
             assertTrue(first.stdout.contains("return code: 0"), "jcmd: the agent's Agent_OnAttach failed\n"
                     + first.describe());

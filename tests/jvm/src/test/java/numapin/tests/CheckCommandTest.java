@@ -68,7 +68,7 @@ class CheckCommandTest {
     @Test
     void checkListsEachThreadByNameWithTheCpusItHas() throws IOException {
         Path go = RunLogs.newRunDir().resolve("go");
-        Launch.Running run = Launch.program("AttachTarget", go.toString()).options("group=1,groups=2")
+        Launch.Running run = Launch.program("AttachTarget", go.toString()).options("group=1,groups=2,scope=threads")
                 .fakeTwoNodes().start();
         ChildResult text;
         ChildResult json;

@@ -162,17 +162,20 @@ class GroupsCommandTest {
             // The summary numapin logged is the one the table shows.
             ChildResult.Summary s = ChildResult.summary(b.logLines, ctx);
             assertEquals(b.placedNames("placed").size(), s.placed(), "summary placed=\n" + ctx);
-            assertEquals("placed=" + s.placed() + " cpus=" + s.cpus(), t.numapin.get(g), "numapin column of group "
-                    + g + "\n" + ctx);
+            assertTrue(t.numapin.get(g).startsWith("placed=" + s.placed() + " cpus=" + s.cpus() + " mem_pages="),
+                    "numapin column of group " + g + ": " + t.numapin.get(g) + "\n" + ctx);
+            assertTrue(t.numapin.get(g).contains(" mem_local="), "numapin column of group " + g + "\n" + ctx);
             assertEquals(Cpus.parse(cpus), Cpus.parse(s.cpus()), "summary cpus=\n" + ctx);
             // {group} in two arguments, as the JVM saw them (-XshowSettings:properties).
             assertTrue(log.contains("    numapin.harness.group = " + g + "\n"), "group " + g
                     + " did not get -Dnumapin.harness.group=" + g + "\n" + ctx);
             assertTrue(log.contains("    numapin.harness.log = run-" + g + ".log\n"), "group " + g
                     + " did not get -Dnumapin.harness.log=run-" + g + ".log\n" + ctx);
-            // The agent came through JAVA_TOOL_OPTIONS, with the --options appended.
-            assertTrue(log.contains("Picked up JAVA_TOOL_OPTIONS: -agentpath:" + Build.agent() + "=group=" + g
-                    + ",groups=2,threads=Tier*-worker-*"), "JAVA_TOOL_OPTIONS of group " + g + "\n" + ctx);
+            // The agent came through JAVA_TOOL_OPTIONS, with the --options appended, after
+            // the flag that sizes the JVM to its group's CPUs.
+            assertTrue(log.contains("Picked up JAVA_TOOL_OPTIONS: -XX:ActiveProcessorCount=" + mine.size()
+                    + " -agentpath:" + Build.agent() + "=group=" + g + ",groups=2,threads=Tier*-worker-*"),
+                    "JAVA_TOOL_OPTIONS of group " + g + "\n" + ctx);
             seen.add(g);
         }
         assertEquals(Set.of(0, 1), seen);

@@ -224,6 +224,13 @@ class HarnessRecipesTest {
                 assertTrue(m >= 0 && args.get(m + 1).equals(mode) && args.contains("-G=Group" + gnum),
                         "SPECjbb arguments\n" + ctx);
                 assertTrue(args.indexOf(a) < args.indexOf("-jar"), "the agent before -jar\n" + ctx);
+                // numapin plan --java-flags: sized to the group (one CPU each on this machine).
+                List<String> sized = args.stream().filter(x -> x.startsWith("-XX:ActiveProcessorCount="))
+                        .collect(Collectors.toList());
+                assertEquals(1, sized.size(), "one -XX:ActiveProcessorCount\n" + ctx);
+                if (Machine.isOneNodeTwoCpus()) {
+                    assertEquals("-XX:ActiveProcessorCount=1", sized.get(0), ctx);
+                }
                 if (mode.equals("BACKEND")) {
                     assertTrue(a.contains(",threads=ForkJoinPool-*-worker-*"), "backend threads= glob intact: "
                             + a + "\n" + ctx);

@@ -221,7 +221,7 @@ class JfrTest {
         assertEquals("1", str(plan, "nodes"), plan.toString());
         assertEquals("1", str(plan, "cpus"), plan.toString());
         assertEquals("node", str(plan, "domain"), plan.toString());
-        assertEquals("threads", str(plan, "scope"), plan.toString());
+        assertEquals("jvm", str(plan, "scope"), "the default scope with two groups: " + plan);
         assertEquals("group=1,groups=2,log=debug", str(plan, "options"), plan.toString());
 
         TreeSet<String> told = events(recording, "numapin.Advice").stream().map(e -> str(e, "message"))

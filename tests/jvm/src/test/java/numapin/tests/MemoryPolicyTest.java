@@ -53,7 +53,7 @@ class MemoryPolicyTest {
      */
     @Test
     void memoryFailureWarnsOnceAndCpuPinningHolds() {
-        ChildResult r = Launch.probe("default:4", "default:2").fakeTwoNodes().options("group=1,mem=bind").run()
+        ChildResult r = Launch.probe("default:4", "default:2").fakeTwoNodes().options("group=1,mem=bind,scope=threads").run()
                 .assertRan();
         List<ProbeLine> workers = r.probes("default");
         assertEquals(6, workers.size(), r.describe());
@@ -76,7 +76,8 @@ class MemoryPolicyTest {
     /** The later failures of the same policy go to debug; each worker keeps CPU 1 and the default policy. */
     @Test
     void repeatedMemoryFailuresGoToDebug() {
-        ChildResult r = Launch.program("Workers", "4").fakeTwoNodes().options("group=1,mem=bind,log=debug").run()
+        ChildResult r = Launch.program("Workers", "4").fakeTwoNodes()
+                .options("group=1,mem=bind,scope=threads,log=debug").run()
                 .assertRan();
         String ctx = r.describe();
         for (Map<String, String> w : Lines.exactly(r, "worker", 4)) {
@@ -97,7 +98,7 @@ class MemoryPolicyTest {
     @Test
     void strictStopsTheJvmWhenThePlanCannotApply() {
         ChildResult r = Launch.probe("default:2").fakeTwoNodes().options("strict,group=1,mem=bind").run();
-        r.assertStrictStop("cannot set memory policy bind:1: Invalid argument \\(EINVAL\\) \\(strict");
+        r.assertStrictStop("scope=jvm: cannot set memory policy bind:1 for the JVM: Invalid argument \\(EINVAL\\) \\(strict");
         assertEquals(1, r.levelLines("error").size(), "error lines\n" + r.describe());
     }
 

@@ -55,7 +55,7 @@ class PlacementTest {
 
     @Test
     void group0PutsEveryForkJoinWorkerOnCpu0() {
-        ChildResult r = Launch.probe(MIX).fakeTwoNodes().options("group=0").run().assertExit(0);
+        ChildResult r = Launch.probe(MIX).fakeTwoNodes().options("group=0,scope=threads").run().assertExit(0);
         assertDefaultPoolsOn(r, "0");
         Map<String, Placed> placed = r.assertPlacementLinesMatchProbe(r.logLines(), DEFAULT_THREADS, "placed", true);
         for (Placed p : placed.values()) {
@@ -66,7 +66,7 @@ class PlacementTest {
 
     @Test
     void group1PutsEveryForkJoinWorkerOnCpu1() {
-        ChildResult r = Launch.probe(MIX).fakeTwoNodes().options("group=1").run().assertExit(0);
+        ChildResult r = Launch.probe(MIX).fakeTwoNodes().options("group=1,scope=threads").run().assertExit(0);
         assertDefaultPoolsOn(r, "1");
         Map<String, Placed> placed = r.assertPlacementLinesMatchProbe(r.logLines(), DEFAULT_THREADS, "placed", true);
         for (Placed p : placed.values()) {
@@ -80,7 +80,7 @@ class PlacementTest {
         String threads = "Tier1-*|Tier2-*";
         ChildResult r = Launch.probe("custom:Tier1:2", "custom:Tier2:2", "custom:Tier3:1", "default:2", "common",
                         "plain:Side")
-                .fakeTwoNodes().options("group=1,mem=none,threads=" + threads).run().assertExit(0);
+                .fakeTwoNodes().options("group=1,mem=none,scope=threads,threads=" + threads).run().assertExit(0);
         List<ProbeLine> tier12 = r.probes("custom").stream()
                 .filter(p -> p.pool().equals("Tier1") || p.pool().equals("Tier2")).collect(Collectors.toList());
         assertEquals(4, tier12.size(), "Tier1/Tier2 workers reported\n" + r.describe());
@@ -100,7 +100,7 @@ class PlacementTest {
         String threads = "Tier[13]-worker-?|Solo";
         ChildResult r = Launch.probe("custom:Tier1:2", "custom:Tier2:1", "custom:Tier3:1", "plain:Solo",
                         "plain:Solo2")
-                .fakeTwoNodes().options("group=0,threads=" + threads).run().assertExit(0);
+                .fakeTwoNodes().options("group=0,scope=threads,threads=" + threads).run().assertExit(0);
         Map<String, String> cpus = new TreeMap<>();
         for (ProbeLine p : r.probes()) {
             cpus.put(p.name(), p.cpus());
@@ -148,7 +148,7 @@ class PlacementTest {
     void threadsStartedByAPlacedThreadStayUnplaced() {
         String threads = "Tier1-*";
         ChildResult r = Launch.probe("custom:Tier1:2", "plainfrom:Nested", "defaultfrom:2")
-                .fakeTwoNodes().options("group=1,mem=none,threads=" + threads).run().assertExit(0);
+                .fakeTwoNodes().options("group=1,mem=none,scope=threads,threads=" + threads).run().assertExit(0);
         r.assertCpus("1", r.probes("custom"), "Tier1 worker");
         r.assertPlacementLinesMatchProbe(r.logLines(), threads, "placed", true);
         assertAll(
@@ -170,7 +170,7 @@ class PlacementTest {
             assertEquals(Set.of(0, 1), Cpus.parse(p.cpus()), p.line());
         }
         for (int g = 0; g < 2; g++) {
-            ChildResult r = Launch.probe(MIX).options("groups=2,group=" + g).run().assertExit(0);
+            ChildResult r = Launch.probe(MIX).options("groups=2,group=" + g + ",scope=threads").run().assertExit(0);
             assertDefaultPoolsOn(r, String.valueOf(g));
             for (Placed p : r.assertPlacementLinesMatchProbe(r.logLines(), DEFAULT_THREADS, "placed", true)
                     .values()) {

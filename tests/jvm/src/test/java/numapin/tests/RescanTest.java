@@ -35,7 +35,7 @@ class RescanTest {
 
     private static ChildResult rename(String rescan, long waitMs) {
         return Launch.program("Rename", String.valueOf(waitMs)).fakeTwoNodes()
-                .options("group=1,mem=none,threads=Renamed-*" + (rescan == null ? "" : ",rescan=" + rescan)).run()
+                .options("group=1,mem=none,scope=threads,threads=Renamed-*" + (rescan == null ? "" : ",rescan=" + rescan)).run()
                 .assertExit(0);
     }
 

@@ -60,7 +60,7 @@ class VirtualThreadsTest {
 
     @Test
     void carriersStayOnEveryCpuWhenThreadsNamesOnlyOtherPools() {
-        ChildResult r = virtualThreads("group=1,mem=none,threads=Custom-*");
+        ChildResult r = virtualThreads("group=1,mem=none,scope=threads,threads=Custom-*");
         String ctx = r.describe();
         for (Map<String, String> m : Lines.exactly(r, "vthread", 24)) {
             assertEquals(Cpus.parse(all), Cpus.parse(m.get("cpus")), "a virtual thread's carrier is placed\n" + ctx);

@@ -1,0 +1,104 @@
+/* np_memory: a process's memory by NUMA node, and moving this process's own.
+ *
+ * Where it is: /proc/PID/numa_maps, the kernel's count of each mapping's
+ * resident pages on each node (what numastat -p reads; neither hwloc nor
+ * libnuma reports a process's memory).  Counted in 4 KiB pages: a huge page
+ * counts as the 4 KiB pages it holds.  The process's own memory is that of
+ * its anonymous mappings (the Java heap, thread stacks, malloc, metaspace,
+ * the code cache; anonymous huge pages too): what a placement puts
+ * somewhere.  The pages of files it maps (libjvm.so, the CDS archive, jars)
+ * are the page cache's, shared with every process mapping them, and stay
+ * on the node where they were first read.
+ *
+ * Moving it: mbind(2) with MPOL_MF_MOVE over this process's own mappings
+ * (mbind acts on the calling process only), which gives them a memory
+ * policy and moves their resident pages to follow it; with MPOL_MF_MOVE the
+ * kernel moves only pages that this process alone maps, never a page
+ * shared with another process.  mbind walks the page tables itself, so it
+ * also finds the pages that kernels 6.1 to 6.4 hide from move_pages(2)
+ * while automatic NUMA balancing has them marked.  Nothing else in numapin
+ * moves pages; the agent calls it only when the whole JVM is placed at a
+ * late attach (docs/security.md). */
+#ifndef NP_MEMORY_H
+#define NP_MEMORY_H
+
+#include <hwloc.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "np_bind.h"
+
+/* Nodes counted: OS indexes 0 to NP_MEMORY_MAX_NODE. */
+#define NP_MEMORY_MAX_NODE 4095
+
+/* Resident memory by node. */
+struct np_memory {
+    long long *pages;   /* 4 KiB pages, by node OS index; NULL when unknown */
+    int nnodes;         /* entries in pages: one past the highest node with pages, at least 1 */
+};
+
+/* Reads process pid's resident pages per node (pid 0: this process) in one
+ * pass: its own memory into *own, every page it maps into *all (either may
+ * be NULL).  Reading walks the process's page tables, so it costs in
+ * proportion to its resident memory: call it seconds apart, not per
+ * thread.  Returns 0, or -1 with errno set (both then empty). */
+int np_memory_read(pid_t pid, struct np_memory *own, struct np_memory *all);
+
+/* The same from a numa_maps file at `path`. */
+int np_memory_read_file(const char *path, struct np_memory *own, struct np_memory *all);
+
+/* Adds what one numa_maps line says is resident on each node to *all and,
+ * for a mapping of the process's own, to *own (either may be NULL; tables
+ * grow as needed).  A line not in the kernel's form adds nothing.  Returns
+ * 0, or -1 when memory runs out. */
+int np_memory_line(const char *line, struct np_memory *own, struct np_memory *all);
+
+void np_memory_free(struct np_memory *m);
+
+/* Pages on every node, and on `nodes` only. */
+long long np_memory_total(const struct np_memory *m);
+long long np_memory_on(const struct np_memory *m, hwloc_const_bitmap_t nodes);
+
+/* "0:1203,1:65012": the nodes holding pages, in node order ("none" when
+ * none; "unknown" when m was not read), as the summary's mem_pages= shows
+ * them. */
+void np_memory_pages_str(char *buf, size_t len, const struct np_memory *m);
+
+/* The share of the pages on `nodes`, "97.9%" (one decimal, rounded down so
+ * that 100.0% means every page), or "unknown" without pages, as the
+ * summary's mem_local= shows it. */
+void np_memory_share_str(char *buf, size_t len, const struct np_memory *m,
+                         hwloc_const_bitmap_t nodes);
+
+struct np_json;
+
+/* Writes {"page_kib": 4, "mem_pages": {"0": 12, "1": 61440}, "nodes": "1",
+ * "local_pages": 61440, "mem_local": 99.9} as `key`: the pages by node, the
+ * nodes they should be on, how many are, and that share in percent (null
+ * without pages); null when m was not read. */
+void np_memory_json(struct np_json *j, const char *key, const struct np_memory *m,
+                    hwloc_const_bitmap_t nodes);
+
+/* What moving this process's pages did, from its own memory by node
+ * before and after (np_memory_read). */
+struct np_move {
+    long long resident;  /* its own resident pages, after */
+    long long before;    /* of those on the target nodes, before */
+    long long after;     /* and after */
+    long long moved;     /* after - before, less what the process allocated meanwhile */
+    int mappings;        /* mappings given the policy */
+    int refused;         /* mappings mbind refused; fail_errno: why the first was */
+    int fail_errno;
+    double ms;           /* wall time of the whole move */
+};
+
+/* Gives this process's own mappings the memory policy `p` (prepared for the
+ * target `nodes`, np_policy_init) and moves their pages to follow it.
+ * Returns 0 with *r filled, also when some pages stayed (a node without
+ * free memory for them); or -1 with errno when nothing could be done (mbind
+ * refused for every mapping: EPERM under seccomp, ENOSYS without NUMA; the
+ * policy cannot be set; /proc/self/maps or numa_maps unreadable). */
+int np_memory_move_self(const struct np_policy *p, hwloc_const_bitmap_t nodes, struct np_move *r);
+
+#endif

@@ -1,0 +1,268 @@
+/* np_memory: memory by node, read from numa_maps lines (the process's own
+ * and every page it maps), the strings the summary shows, and moving this
+ * process's own pages (on this one-node host, every page is on node 0
+ * already). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <numaif.h>
+
+#include "np_json.h"
+#include "np_memory.h"
+#include "tests.h"
+
+/* A buffer of len bytes with every page touched: resident somewhere. */
+static volatile char *touched(size_t len)
+{
+    volatile char *buf = malloc(len);
+    ck_assert_ptr_nonnull((void *)buf);
+    for (size_t i = 0; i < len; i += 4096)
+        buf[i] = 1;
+    return buf;
+}
+
+START_TEST(reads_this_process)
+{
+    size_t len = 8 << 20;
+    volatile char *buf = touched(len);
+    struct np_memory m;
+    ck_assert_int_eq(np_memory_read(0, &m, NULL), 0);
+    ck_assert_ptr_nonnull(m.pages);
+    ck_assert_int_ge(np_memory_total(&m), (long long)(len / 4096));
+    np_memory_free(&m);
+    /* Every page mapped: the own ones, and the files' (this program, libc). */
+    struct np_memory own;
+    ck_assert_int_eq(np_memory_read(getpid(), &own, &m), 0);
+    ck_assert_int_ge(np_memory_total(&own), (long long)(len / 4096));
+    ck_assert_int_gt(np_memory_total(&m), np_memory_total(&own));
+    np_memory_free(&own);
+    hwloc_bitmap_t all = t_bitmap("0-4095");
+    ck_assert_int_eq(np_memory_on(&m, all), np_memory_total(&m));
+    hwloc_bitmap_free(all);
+    np_memory_free(&m);
+    ck_assert_ptr_null(m.pages);
+    free((void *)buf);
+    errno = 0;
+    ck_assert_int_eq(np_memory_read(999999999, &m, NULL), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_ptr_null(m.pages);
+}
+END_TEST
+
+/* The pages on `node` that the lines add up to, own or all. */
+static long long sum(const char *const *lines, int n, int node, bool own)
+{
+    struct np_memory m = {NULL, 0};
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(np_memory_line(lines[i], own ? &m : NULL, own ? NULL : &m), 0);
+    long long p = node < m.nnodes ? m.pages[node] : 0;
+    np_memory_free(&m);
+    return p;
+}
+
+START_TEST(counts_pages_per_node)
+{
+    const char *const lines[] = {
+        "55ba93de1000 default file=/usr/bin/cat mapped=2 N0=2 kernelpagesize_kB=4\n",
+        "55bac3e46000 default heap anon=4 dirty=4 active=0 N0=3 N1=1 kernelpagesize_kB=4\n",
+        "7f0000000000 bind:1 anon=512 dirty=512 N1=512 kernelpagesize_kB=2048\n",
+        "7f8380fa9000 interleave:0-3 anon=8 dirty=8 N0=2 N1=2 N2=2 N3=2 kernelpagesize_kB=4\n",
+        "7f9000000000 default file=/anon_hugepage\\040(deleted) huge dirty=1 N2=1 kernelpagesize_kB=2048\n",
+        "7ffd1c5c6000 default stack\n",      /* nothing resident: no counts */
+        "7ffd1c5d0000 default\n",
+        "",
+    };
+    int n = sizeof lines / sizeof *lines;
+    /* Every page; huge pages count as the 4 KiB pages they hold. */
+    ck_assert_int_eq(sum(lines, n, 0, false), 2 + 3 + 2);
+    ck_assert_int_eq(sum(lines, n, 1, false), 1 + 512 * 512 + 2);
+    ck_assert_int_eq(sum(lines, n, 2, false), 2 + 512);
+    ck_assert_int_eq(sum(lines, n, 3, false), 2);
+    /* The process's own: not the file's, but anonymous huge pages. */
+    ck_assert_int_eq(sum(lines, n, 0, true), 3 + 2);
+    ck_assert_int_eq(sum(lines, n, 2, true), 2 + 512);
+    /* The table ends at the highest node with memory; a node past the
+     * highest a machine can have is not counted. */
+    struct np_memory m = {NULL, 0};
+    for (int i = 0; i < n; i++)
+        np_memory_line(lines[i], NULL, &m);
+    ck_assert_int_eq(m.nnodes, 4);
+    np_memory_line("1000 default anon=1 dirty=1 N4096=1 kernelpagesize_kB=4", NULL, &m);
+    np_memory_line("1000 default anon=1 dirty=1 N99999999999=1 kernelpagesize_kB=4", NULL, &m);
+    ck_assert_int_eq(m.nnodes, 4);
+    np_memory_line("1000 default anon=1 dirty=1 N7=1 kernelpagesize_kB=4", NULL, &m);
+    ck_assert_int_eq(m.nnodes, 8);
+    ck_assert_int_eq(m.pages[7], 1);
+    ck_assert_int_eq(m.pages[5], 0);
+    np_memory_free(&m);
+}
+END_TEST
+
+/* A file name holds spaces and may look like the counts or like a mapping
+ * of the process's own: only what the kernel wrote after it counts, and
+ * as a file's. */
+START_TEST(file_names_do_not_count)
+{
+    const char *const evil[] = {
+        /* No page resident: the line ends with the name. */
+        "7f0000001000 default file=/tmp/x\\040y N1=100000 kernelpagesize_kB=4\n",
+        "7f0000001000 default file=/tmp/a b N1=100000 kernelpagesize_kB=4\n",
+        /* Pages resident: the name's counts come before anon=. */
+        "7f0000002000 default file=/tmp/c mapped=5 N1=7 kernelpagesize_kB=4 anon=1 dirty=1 N1=1 "
+        "kernelpagesize_kB=4\n",
+        "7f0000003000 default file=/tmp/d\\040file=/anon_hugepage anon=2 dirty=2 N1=2 "
+        "kernelpagesize_kB=4\n",
+    };
+    ck_assert_int_eq(sum(evil, 4, 1, false), 1 + 2);
+    ck_assert_int_eq(sum(evil, 4, 1, true), 0);
+}
+END_TEST
+
+START_TEST(reads_a_file)
+{
+    char dir[256], path[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/numa_maps", dir);
+    const char *text = "1000 default anon=3 dirty=3 N0=3 kernelpagesize_kB=4\n"
+                       "2000 default file=/lib/x.so mapped=10 mapmax=4 N1=10 kernelpagesize_kB=4\n";
+    ck_assert_int_eq(t_write_file(path, text, strlen(text)), 0);
+    struct np_memory own, all;
+    ck_assert_int_eq(np_memory_read_file(path, &own, &all), 0);
+    ck_assert_int_eq(all.nnodes, 2);
+    ck_assert_int_eq(all.pages[0], 3);
+    ck_assert_int_eq(all.pages[1], 10);
+    ck_assert_int_eq(own.nnodes, 1);
+    ck_assert_int_eq(np_memory_total(&own), 3);
+    np_memory_free(&own);
+    np_memory_free(&all);
+    /* Read, with nothing resident: tables with no page, not unknown. */
+    ck_assert_int_eq(t_write_file(path, "", 0), 0);
+    ck_assert_int_eq(np_memory_read_file(path, &own, NULL), 0);
+    ck_assert_ptr_nonnull(own.pages);
+    ck_assert_int_eq(np_memory_total(&own), 0);
+    np_memory_free(&own);
+    unlink(path);
+    errno = 0;
+    ck_assert_int_eq(np_memory_read_file(path, &own, &all), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    ck_assert_ptr_null(own.pages);
+    ck_assert_ptr_null(all.pages);
+    t_rmdir(dir);
+}
+END_TEST
+
+START_TEST(strings)
+{
+    long long p[] = {1203, 0, 65012};
+    struct np_memory m = {p, 3}, none = {NULL, 0}, empty = {(long long[]){0}, 1};
+    char buf[256];
+    np_memory_pages_str(buf, sizeof buf, &m);
+    ck_assert_str_eq(buf, "0:1203,2:65012");
+    np_memory_pages_str(buf, sizeof buf, &none);
+    ck_assert_str_eq(buf, "unknown");
+    np_memory_pages_str(buf, sizeof buf, &empty);
+    ck_assert_str_eq(buf, "none");
+    hwloc_bitmap_t two = t_bitmap("2"), zero = t_bitmap("0"), both = t_bitmap("0,2");
+    np_memory_share_str(buf, sizeof buf, &m, two);
+    ck_assert_str_eq(buf, "98.1%"); /* 65012 / 66215 = 98.18%, rounded down */
+    np_memory_share_str(buf, sizeof buf, &m, zero);
+    ck_assert_str_eq(buf, "1.8%");
+    np_memory_share_str(buf, sizeof buf, &m, both);
+    ck_assert_str_eq(buf, "100.0%");
+    np_memory_share_str(buf, sizeof buf, &empty, both);
+    ck_assert_str_eq(buf, "unknown");
+    /* 99.99% is not 100.0% */
+    long long q[] = {1, 9999};
+    struct np_memory near = {q, 2};
+    hwloc_bitmap_t one = t_bitmap("1");
+    np_memory_share_str(buf, sizeof buf, &near, one);
+    ck_assert_str_eq(buf, "99.9%");
+
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen);
+    struct np_json j;
+    np_json_start(&j, f);
+    np_json_open(&j, NULL, '{', false);
+    np_memory_json(&j, "memory", &m, two);
+    np_memory_json(&j, "unread", &none, two);
+    np_json_close(&j);
+    fclose(f);
+    ck_assert_str_eq(text, "{\"memory\": {\"page_kib\": 4, \"mem_pages\": {\"0\": 1203, \"2\": 65012}, "
+                           "\"nodes\": \"2\", \"local_pages\": 65012, \"mem_local\": 98.1}, "
+                           "\"unread\": null}\n");
+    free(text);
+    hwloc_bitmap_free(two);
+    hwloc_bitmap_free(zero);
+    hwloc_bitmap_free(both);
+    hwloc_bitmap_free(one);
+}
+END_TEST
+
+/* Policy p for nodes, with the given mode. */
+static void policy(struct np_policy *p, const char *nodes, enum np_mem_mode mode, hwloc_bitmap_t *set)
+{
+    *set = t_bitmap(nodes);
+    struct np_target t = {*set, *set, mode};
+    ck_assert_int_eq(np_policy_init(p, &t), 0);
+}
+
+START_TEST(moves_own_pages)
+{
+    size_t len = 4 << 20;
+    volatile char *buf = touched(len);
+    struct np_policy p;
+    hwloc_bitmap_t zero;
+    policy(&p, "0", NP_MEM_PREFERRED, &zero);
+    struct np_move r;
+    ck_assert_int_eq(np_memory_move_self(&p, zero, &r), 0);
+    ck_assert_int_ge(r.resident, (long long)(len / 4096));
+    ck_assert_int_eq(r.after, r.resident); /* one node: all there */
+    ck_assert_int_eq(r.moved, 0);
+    ck_assert_int_gt(r.mappings, 0);
+    ck_assert_int_eq(r.refused, 0);
+    ck_assert(r.ms >= 0);
+    /* The buffer's mapping now has the policy. */
+    int mode = -1;
+    unsigned long mask[64] = {0};
+    ck_assert_int_eq(get_mempolicy(&mode, mask, 64 * 64, (void *)buf, MPOL_F_ADDR), 0);
+    ck_assert_int_eq(mode, MPOL_PREFERRED);
+    np_policy_destroy(&p);
+    /* A node this kernel lacks: refused, for every mapping. */
+    if (access("/sys/devices/system/node/node1", F_OK) != 0) {
+        hwloc_bitmap_t one;
+        policy(&p, "1", NP_MEM_BIND, &one);
+        errno = 0;
+        ck_assert_int_eq(np_memory_move_self(&p, one, &r), -1);
+        ck_assert_int_ne(errno, 0);
+        np_policy_destroy(&p);
+        hwloc_bitmap_free(one);
+    }
+    /* mem=none prepares no policy: nothing to move by. */
+    hwloc_bitmap_free(zero);
+    policy(&p, "0", NP_MEM_NONE, &zero);
+    ck_assert_int_eq(np_memory_move_self(&p, zero, &r), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    np_policy_destroy(&p);
+    hwloc_bitmap_free(zero);
+    free((void *)buf);
+}
+END_TEST
+
+Suite *memory_suite(void)
+{
+    Suite *s = suite_create("memory");
+    TCase *tc = tcase_create("memory");
+    tcase_add_test(tc, counts_pages_per_node);
+    tcase_add_test(tc, file_names_do_not_count);
+    tcase_add_test(tc, reads_a_file);
+    tcase_add_test(tc, reads_this_process);
+    tcase_add_test(tc, strings);
+    tcase_add_test(tc, moves_own_pages);
+    suite_add_tcase(s, tc);
+    return s;
+}
