@@ -18,6 +18,7 @@
  *  - VMDeath logs the summary and writes the report (report=FILE).
  * Callbacks run concurrently; np_agent locks what they share. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <jvmti.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -351,8 +352,22 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
     return start(vm, options, 0);
 }
 
+/* HotSpot unloads an agent whose Agent_OnAttach fails, and JDK 17's
+ * os::dll_unload then logs the library's path from memory dlclose has just
+ * freed.  A second reference marked RTLD_NODELETE keeps the library, and
+ * that path, where they are: the JVM holds pages it will not use. */
+static void stay_loaded(void)
+{
+    Dl_info self;
+    if (dladdr((void *)stay_loaded, &self) != 0 && self.dli_fname != NULL)
+        (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
-    return start(vm, options, 1);
+    jint rc = start(vm, options, 1);
+    if (rc != JNI_OK)
+        stay_loaded();
+    return rc;
 }

@@ -53,6 +53,8 @@
 
 #include "np_agent.h"
 
+#include <numaif.h>
+
 static int failures;
 
 #define CHECK(cond, ...)                                                                         \
@@ -73,8 +75,9 @@ struct config {
 };
 
 /* The configurations run one after another in this process: with two
- * groups each takes scope=threads, since the whole-JVM default would bind
- * the process, and the next configuration plan on what is left. */
+ * groups each takes scope=threads, so that the checks see each thread's own
+ * placement rather than the process's (the whole-JVM default binds the
+ * process; unbind_process() undoes that before the next configuration). */
 static const struct config configs[] = {
     /* One group over both fake nodes: two cores to balance over. */
     {"groups=1,cpus=core,mem=bind:0", false, false, -1},
@@ -231,6 +234,22 @@ static int malformed_lines(const char *text)
     return bad;
 }
 
+/* Undoes what a scope=jvm configuration did to this process (bound it to
+ * its group's CPUs and memory), so that the next one starts as the first
+ * did: on CPUs 0 and 1, with the default memory policy.  Only the main
+ * thread is left by then. */
+static void unbind_process(void)
+{
+    cpu_set_t both;
+    CPU_ZERO(&both);
+    CPU_SET(0, &both);
+    CPU_SET(1, &both);
+    if (sched_setaffinity(0, sizeof both, &both) != 0 || set_mempolicy(MPOL_DEFAULT, NULL, 0) != 0) {
+        fprintf(stderr, "stress_agent: cannot undo the process binding: %s\n", strerror(errno));
+        exit(2);
+    }
+}
+
 static void run_config(const struct config *cfg, int nthreads, int rounds, const char *dir, int k)
 {
     int held = 0;
@@ -345,6 +364,7 @@ static void run_config(const struct config *cfg, int nthreads, int rounds, const
     held = rs.held;
     np_agent_summary(a);
     np_agent_destroy(a);
+    unbind_process();
 
     char *text = read_file(log_path);
     CHECK(text != NULL, "cannot read %s", log_path);
@@ -534,6 +554,7 @@ static void run_replans(const char *options, int nthreads, int rounds, const cha
     free(live);
     np_agent_summary(a);
     np_agent_destroy(a);
+    unbind_process();
     char *text = read_file(log_path);
     CHECK(text != NULL, "cannot read %s", log_path);
     if (text != NULL) {
