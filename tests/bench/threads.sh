@@ -209,3 +209,16 @@ echo
 echo "Machine: $cpu_model, $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo),"
 echo "Linux $(uname -r); $jver; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
 echo "$(date -u +%Y-%m-%d)."
+# The target, judged on this run's figures: the ratio to the floor of the
+# whole-JVM default (configuration 8) and of cpus=core (9).
+verdict() { awk -v r="$1" 'BEGIN {print (r >= 0.98) ? "met" : "not met"}'; }
+jvm_floor=$(ratios rate 8 1 0 | median)
+core_floor=$(ratios rate 9 1 0 | median)
+echo
+echo "The target (a ratio to the floor of at least 0.98): $jvm_floor with \`scope=jvm\`,"
+echo "$(verdict "$jvm_floor"); $core_floor with \`cpus=core\` besides, $(verdict "$core_floor")."
+if commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null); then
+    echo "Measured at commit $commit."
+fi
+echo
+cat "$here/threads-notes.md"

@@ -212,7 +212,7 @@ placed_threads() { # placed_threads CHECK_OUTPUT PID LOG REGEX MIN
 
 # numapin groups' table: a row per group 0..N-1, stopped by SIGTERM (143),
 # with KEY >= the wrk count of that group (wrk-G.txt) when KEY is given,
-# and placed=K (K >= MIN) cpus=the group's plan CPUs; the plan CPU sets
+# and placed=K (K >= MIN) cpus=the group's plan CPUs mem_pages= mem_local=; the plan CPU sets
 # disjoint; a total row when KEY is given.
 groups_table() { # groups_table OUT LOGS N MIN [KEY]
     local out=$1 logs=$2 n=$3 min=$4 key=${5:-} g row cpus placed seen=
@@ -225,7 +225,10 @@ groups_table() { # groups_table OUT LOGS N MIN [KEY]
         expect "no table row for group $g exiting 143 (SIGTERM)" test -n "$row"
         placed=$(sed -n 's/.* placed=\([0-9]*\) cpus=.*/\1/p' <<<"$row")
         expect "group $g: table says placed=$placed, fewer than $min" ge "${placed:-0}" "$min"
-        expect "group $g: table says cpus=${row##*cpus=}, its plan $cpus" is "${row##*cpus=}" "$cpus"
+        local said
+        said=$(sed -n 's/.* cpus=\([^ ]*\).*/\1/p' <<<"$row")
+        expect "group $g: table says cpus=$said, its plan $cpus" is "$said" "$cpus"
+        expect "group $g: no memory per node in the table ($row)" test -n "$(grep -E ' mem_pages=[0-9:,]+ mem_local=[0-9.]+%' <<<"$row")"
         if [ -n "$key" ]; then
             local v w
             v=$(awk '{printf "%d", $3}' <<<"$row")
