@@ -12,10 +12,11 @@
  * the exit status, numapin's summary (placed threads, CPUs, resident pages
  * and the share on the group's nodes) and the fields of the last
  * "result key=value ..." line the program printed, then totals
- * over the groups that exited 0 (sums; for keys ending in _ms, the worst
- * group).  With --html, each JVM also writes report=DIR/group-i-PID.json,
- * and the page of the run (report.c) is written from them, with the advice
- * lines of each log.  Exit status: 0 when every group exited 0 (and the
+ * over the groups that ended well: exit 0, or 128 + the SIGINT or SIGTERM
+ * passed on to them (sums; for keys ending in _ms, the worst group).
+ * With --html, each JVM also writes report=DIR/group-i-PID.json, and the
+ * page of the run (report.c) is written from them, with the advice lines
+ * of each log.  Exit status: 0 when every group exited 0 (and the
  * page was written).
  *
  * A command whose JVMs load numapin already (JAVA_TOOL_OPTIONS,
@@ -283,10 +284,10 @@ static void read_log(const char *log, struct result *r)
             size_t used = 0;
             r->summary[0] = '\0';
             for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
-                const char *f = strstr(s, keys[k]);
-                if (f != NULL && used < sizeof r->summary)
+                const char *at = strstr(s, keys[k]);
+                if (at != NULL && used < sizeof r->summary)
                     used += (size_t)snprintf(r->summary + used, sizeof r->summary - used, "%.*s",
-                                             (int)strcspn(f + 1, " ") + 1, f);
+                                             (int)strcspn(at + 1, " ") + 1, at);
             }
             continue;
         }
@@ -316,6 +317,14 @@ static int is_latency(const char *key)
     return n > 3 && strcmp(key + n - 3, "_ms") == 0;
 }
 
+/* A group whose figures the total counts: it exited 0, or it ended on the
+ * SIGINT or SIGTERM passed on to it (a server's usual way to stop: exit
+ * 128 + the signal), having printed its result line. */
+static bool totalled(const struct result *r)
+{
+    return r->status == 0 || (forwarded != 0 && r->status == 128 + forwarded);
+}
+
 static void print_table(int groups, const struct result *r, const char *dir)
 {
     /* Columns: the keys of the first group that printed a result. */
@@ -330,7 +339,8 @@ static void print_table(int groups, const struct result *r, const char *dir)
     double total[MAX_KEYS] = {0};
     int counted = 0;
     for (int g = 0; g < groups; g++) {
-        counted += r[g].status == 0;
+        bool ok = totalled(&r[g]);
+        counted += ok;
         printf("%-6d %-6d", g, r[g].status);
         for (int k = 0; keys && k < keys->nkeys; k++) {
             double v = 0;
@@ -344,7 +354,7 @@ static void print_table(int groups, const struct result *r, const char *dir)
                 printf(" %12.2f", v);
             else
                 printf(" %12s", "-");
-            if (r[g].status != 0)
+            if (!ok)
                 continue; /* a failed group's figures are not totalled */
             if (is_latency(keys->keys[k]))
                 total[k] = v > total[k] ? v : total[k];
@@ -360,9 +370,9 @@ static void print_table(int groups, const struct result *r, const char *dir)
         if (counted == groups)
             printf("  (sums; worst group for *_ms)\n");
         else
-            printf("  (sums of the %d groups that exited 0; worst of them for *_ms)\n", counted);
+            printf("  (sums of the %d groups that ended well; worst of them for *_ms)\n", counted);
     } else if (keys != NULL) {
-        printf("%-6s %-6s  (no group exited 0: nothing totalled)\n", "total", "");
+        printf("%-6s %-6s  (no group ended well: nothing totalled)\n", "total", "");
     }
     printf("logs: %s/group-N.log\n", dir);
 }

@@ -319,11 +319,16 @@ $(blocks tomcat.md "" thread-names)"
         served $? "$dir/out.txt"
         local log=$dir/tomcat/logs/numapin.log tid cpus tname others=0
         placed_threads "$dir/out.txt" "" "$log" '^http-nio-.*-exec-[0-9]+$' 10
-        # The connector's own threads match http-nio-* but not the glob: left alone.
+        # The connector's own threads do not match the glob: not placed by
+        # name, but on the group's CPUs with the rest of the JVM (scope=jvm,
+        # the default with two groups).
+        local plan
+        plan=$(field "$log" plan cpus)
         while read -r tid cpus tname; do
             [[ $tname =~ -(Acceptor|Poller)$ ]] || continue
             others=$((others + 1))
-            expect "\"$tname\" has cpus=$cpus, not the machine's $all_cpus" is "$cpus" "$all_cpus"
+            expect "\"$tname\" has cpus=$cpus, not the group's $plan" is "$cpus" "$plan"
+            expect "\"$tname\" has a placed line" test -z "$(grep -F "] placed \"$tname\" " "$log")"
         done < <(check_threads "$dir/out.txt")
         expect "numapin check listed no Acceptor or Poller" ge "$others" 2
         clean_log "$log"

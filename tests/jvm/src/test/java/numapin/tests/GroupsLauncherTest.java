@@ -18,7 +18,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * `numapin groups` as a launcher: it refuses a command whose JVMs already
  * load numapin (every group would be that copy's), totals only the groups
- * that exited 0, and ends groups stuck after a SIGTERM, saying so.
+ * that ended well (exit 0, or stopped by the signal passed on to them), and
+ * ends groups stuck after a SIGTERM, saying so.
  */
 @ExtendWith(RunLogs.class)
 class GroupsLauncherTest {
@@ -69,8 +70,31 @@ class GroupsLauncherTest {
                 "echo result ops=10 p99_ms={group}; [ {group} != 1 ]");
         assertEquals(1, r.exitCode, r.describe());
         String total = r.stdout.lines().filter(l -> l.startsWith("total ")).findFirst().orElse("");
-        assertEquals(List.of("20.00", "2.00", "(sums", "of", "the", "2", "groups", "that", "exited", "0;", "worst",
+        assertEquals(List.of("20.00", "2.00", "(sums", "of", "the", "2", "groups", "that", "ended", "well;", "worst",
                 "of", "them", "for", "*_ms)"), List.of(total.split("\\s+")).subList(1, 16), r.describe());
+    }
+
+    /** Servers stopped by the SIGTERM passed on to them (exit 143) count in the total. */
+    @Test
+    void groupsStoppedBySigtermAreTotalled() throws Exception {
+        Path dir = RunLogs.newRunDir();
+        Path ready = dir.resolve("ready");
+        Launch.Running p = groups(dir.resolve("logs"), "--groups", "2", "--", "/bin/sh", "-c",
+                "trap 'echo result requests=5{group} p99_ms=1{group}; exit 143' TERM; echo {group} >> " + ready
+                        + "; while :; do sleep 0.1; done").start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while ((!Files.exists(ready) || Files.readAllLines(ready).size() < 2) && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(2, Files.readAllLines(ready).size(), "both groups started");
+        p.process.destroy(); // SIGTERM
+        ChildResult r = p.finish();
+        assertEquals(1, r.exitCode, "a forwarded signal: exit 1\n" + r.describe());
+        List<String> rows = r.stdout.lines().filter(l -> l.matches("[01] +143 .*")).toList();
+        assertEquals(2, rows.size(), "both groups exited 143\n" + r.describe());
+        String total = r.stdout.lines().filter(l -> l.startsWith("total ")).findFirst().orElse("");
+        assertEquals(List.of("total", "101.00", "11.00", "(sums;", "worst", "group", "for", "*_ms)"),
+                List.of(total.trim().split("\\s+")), r.describe());
     }
 
     @Test
