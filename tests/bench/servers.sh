@@ -9,8 +9,9 @@
 #                          [--warmup S] [--seconds S] [--connections N]
 #
 # Configurations: no agent; numapin placing Jetty's request pool (qtp*) on
-# the whole machine (groups=1) and on CPU 1 of 2 (group=1,groups=2); the
-# whole JVM on CPU 1 by taskset and by numactl.  They alternate, ROUNDS
+# the whole machine (groups=1), on CPU 1 of 2 alone (group=1,groups=2,
+# scope=threads) and with the whole JVM there (group=1,groups=2, whose
+# default is scope=jvm); the whole JVM on CPU 1 by taskset and by numactl.  They alternate, ROUNDS
 # times (default 7), a different one first each round.  Each run: a new JVM,
 # wrk for WARMUP seconds (default 3, not counted), then SECONDS (default 5)
 # with --latency; requests/s, wrk's latency percentiles and its failed
@@ -62,7 +63,8 @@ cp=$(APP=$out/classes; eval "$(srv_snippet jetty.md classpath)"; echo "$CP")
 configs=(
     "no agent||"
     "numapin threads=qtp*, groups=1 (both CPUs)||groups=1,threads=qtp*,log=warning"
-    "numapin threads=qtp*, group=1,groups=2 (CPU 1)||group=1,groups=2,threads=qtp*,log=warning"
+    "numapin threads=qtp*, group=1,groups=2, scope=threads (request pool on CPU 1)||group=1,groups=2,scope=threads,threads=qtp*,log=warning"
+    "numapin threads=qtp*, group=1,groups=2 (the default: whole JVM on CPU 1)||group=1,groups=2,threads=qtp*,log=warning"
     "taskset -c 1 (whole JVM)|taskset -c 1|"
     "numactl --physcpubind=1 --membind=0 (whole JVM)|numactl --physcpubind=1 --membind=0|"
 )
@@ -147,10 +149,12 @@ echo
 echo "This machine has one NUMA node: with \`groups=1\` the group is the whole"
 echo "machine, the binding restricts nothing, and what is measured is the cost"
 echo "of making and checking it for each thread the pool starts. With"
-echo "\`group=1,groups=2\` the request threads are on CPU 1 of the two, the rest"
-echo "of the JVM (GC, JIT, main) on both; taskset and numactl bind the whole"
-echo "JVM to CPU 1. wrk runs unbound on both CPUs in every configuration: on"
-echo "two CPUs the load generator and the server share the machine."
+echo "\`group=1,groups=2,scope=threads\` the request threads are on CPU 1 of the"
+echo "two, the rest of the JVM (GC, JIT, main) on both; with \`group=1,groups=2\`"
+echo "alone (its default, \`scope=jvm\`) numapin binds the whole JVM to CPU 1, as"
+echo "taskset and numactl do. wrk runs unbound on both CPUs in every"
+echo "configuration: on two CPUs the load generator and the server share the"
+echo "machine."
 echo
 echo "| configuration | requests/s (median) | ratio of medians to no agent | median of per-round ratios | p50 ms | p90 ms | p99 ms | failed requests | qtp threads on CPU 1 only (round 1) |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -171,8 +175,13 @@ echo "$(awk -v r="$(ratio "${med[1]}" "${med[0]}")" 'BEGIN { print (r >= 0.99) ?
 echo
 echo "Binding the whole JVM to one CPU (taskset, numactl) puts Jetty's GC, JIT"
 echo "compiler and other threads on that CPU with the request threads;"
-echo "numapin's \`group=1,groups=2\` moves only the request pool there and leaves"
-echo "the rest of the JVM on both CPUs. The per-round figures below spread"
+echo "numapin's \`scope=threads\` moves only the request pool there and leaves"
+echo "the rest of the JVM on both CPUs. numapin's default binds the whole JVM"
+echo "in Agent_OnLoad, after HotSpot sized its GC and JIT threads for the two"
+echo "CPUs it saw; under taskset and numactl it sees one CPU from the start."
+echo "\`numapin groups\` passes \`-XX:ActiveProcessorCount\` for the group's CPUs"
+echo "(\`numapin plan --java-flags\` prints it), which this run leaves out so"
+echo "that numapin's binding is compared alone. The per-round figures below spread"
 echo "widely: compare medians of one run, and read one round as noise."
 echo
 echo "Per round (requests/s):"
