@@ -234,17 +234,17 @@ static int malformed_lines(const char *text)
     return bad;
 }
 
+/* The CPUs this process started on. */
+static cpu_set_t started_on;
+
 /* Undoes what a scope=jvm configuration did to this process (bound it to
  * its group's CPUs and memory), so that the next one starts as the first
- * did: on CPUs 0 and 1, with the default memory policy.  Only the main
- * thread is left by then. */
+ * did: on the CPUs it started on, with the default memory policy.  Only
+ * the main thread is left by then. */
 static void unbind_process(void)
 {
-    cpu_set_t both;
-    CPU_ZERO(&both);
-    CPU_SET(0, &both);
-    CPU_SET(1, &both);
-    if (sched_setaffinity(0, sizeof both, &both) != 0 || set_mempolicy(MPOL_DEFAULT, NULL, 0) != 0) {
+    if (sched_setaffinity(0, sizeof started_on, &started_on) != 0 ||
+        set_mempolicy(MPOL_DEFAULT, NULL, 0) != 0) {
         fprintf(stderr, "stress_agent: cannot undo the process binding: %s\n", strerror(errno));
         exit(2);
     }
@@ -586,8 +586,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: stress_agent [--threads N>=8] [--rounds R>=1]\n");
         return 2;
     }
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0 || !CPU_ISSET(0, &set) || !CPU_ISSET(1, &set)) {
+    if (sched_getaffinity(0, sizeof started_on, &started_on) != 0 || !CPU_ISSET(0, &started_on) ||
+        !CPU_ISSET(1, &started_on)) {
         fprintf(stderr, "stress_agent: needs CPUs 0 and 1\n");
         return 2;
     }
