@@ -250,20 +250,33 @@ static void unbind_process(void)
     }
 }
 
+/* An agent for configuration k with OPTIONS, placing the fork-join
+ * workers, no rescan thread, logging at debug level to DIR/NAME-k.log
+ * (its path in log_path); NULL, counted as a failure, if it does not start. */
+static struct np_agent *start_agent(const char *options, const char *name, const char *dir, int k,
+                                    char *log_path, size_t len)
+{
+    char opts[1200];
+    snprintf(log_path, len, "%s/%s-%d.log", dir, name, k);
+    snprintf(opts, sizeof opts, "%s,threads=ForkJoinPool-*-worker-*,rescan=0,log=debug:%s", options,
+             log_path);
+    struct np_agent *a = NULL;
+    if (np_agent_create(opts, &a) != NP_OK || a == NULL || !a->active) {
+        CHECK(0, "np_agent_create(\"%s\") failed", opts);
+        if (a != NULL)
+            np_agent_destroy(a);
+        return NULL;
+    }
+    return a;
+}
+
 static void run_config(const struct config *cfg, int nthreads, int rounds, const char *dir, int k)
 {
     int held = 0;
-    char log_path[512], options[1200];
-    snprintf(log_path, sizeof log_path, "%s/agent-%d.log", dir, k);
-    snprintf(options, sizeof options, "%s,threads=ForkJoinPool-*-worker-*,rescan=0,log=debug:%s",
-             cfg->options, log_path);
-    struct np_agent *a = NULL;
-    if (np_agent_create(options, &a) != NP_OK || a == NULL || !a->active) {
-        CHECK(0, "np_agent_create(\"%s\") failed", options);
-        if (a != NULL)
-            np_agent_destroy(a);
+    char log_path[512];
+    struct np_agent *a = start_agent(cfg->options, "agent", dir, k, log_path, sizeof log_path);
+    if (a == NULL)
         return;
-    }
     int matching = 0, nonmatching = 0, renames = 0;
     for (int round_no = 0; round_no < rounds; round_no++) {
         struct round r = {.agent = a, .cfg = cfg, .nthreads = nthreads};
@@ -498,17 +511,10 @@ static void *replanner_main(void *arg)
 
 static void run_replans(const char *options, int nthreads, int rounds, const char *dir, int k)
 {
-    char log_path[512], opts[1200];
-    snprintf(log_path, sizeof log_path, "%s/replan-%d.log", dir, k);
-    snprintf(opts, sizeof opts, "%s,threads=ForkJoinPool-*-worker-*,rescan=0,log=debug:%s", options,
-             log_path);
-    struct np_agent *a = NULL;
-    if (np_agent_create(opts, &a) != NP_OK || a == NULL || !a->active) {
-        CHECK(0, "np_agent_create(\"%s\") failed", opts);
-        if (a != NULL)
-            np_agent_destroy(a);
+    char log_path[512];
+    struct np_agent *a = start_agent(options, "replan", dir, k, log_path, sizeof log_path);
+    if (a == NULL)
         return;
-    }
     struct replanner p = {.agent = a};
     pthread_t rp;
     if (pthread_create(&rp, NULL, replanner_main, &p) != 0) {
