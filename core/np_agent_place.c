@@ -3,6 +3,7 @@
 #include "np_drift.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,34 @@ static void follow(struct np_agent *a, struct np_ref e, const struct np_targets 
         return;
     struct np_policy keep = {.mode = -1};
     struct np_bind_result r;
-    np_place_self(t->topo->topology, np_targets_cpus(t, copy.slot), &keep, false, &r);
+    np_place_self(t->topo->topology, np_targets_cpus(t, copy.slot), np_targets_mask(t, copy.slot),
+                  &keep, false, &r);
+}
+
+/* The line of a thread placed at its start; made for every placed thread,
+ * so built without printf and left to the log thread. */
+static void log_placed(const struct np_agent *a, const char *name, pid_t tid,
+                       const struct np_targets *t, const char *cpus, const char *mem, int mem_errno)
+{
+    struct np_line l;
+    np_line_init(&l);
+    np_line_add(&l, "placed ");
+    np_line_quoted(&l, name);
+    np_line_add(&l, " tid=");
+    np_line_int(&l, tid);
+    np_line_add(&l, " group=");
+    np_line_int(&l, a->opt.group);
+    np_line_add(&l, " node=");
+    np_line_add(&l, t->node_list);
+    np_line_add(&l, " cpus=");
+    np_line_add(&l, cpus);
+    np_line_add(&l, " mem=");
+    np_line_add(&l, mem);
+    if (mem_errno != 0) {
+        np_line_add(&l, " mem_error=");
+        np_line_add(&l, np_errno_name(mem_errno));
+    }
+    np_log_line(NP_LOG_INFO, &l);
 }
 
 void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
@@ -108,10 +136,11 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     }
     int live, slot;
     unsigned plan;
+    bool take_slot = a->opt.cpus != NP_CPUS_NODE;
     struct np_ref e = np_record_add_live(a->record, name, tid,
-                                         a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED,
-                                         a->opt.cpus != NP_CPUS_NODE, NP_HOW_START, &live, &slot,
-                                         &plan);
+                                         a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED, take_slot,
+                                         take_slot ? np_targets_slot_of(t, sched_getcpu()) : -1,
+                                         NP_HOW_START, &live, &slot, &plan);
     if (e.e == NULL) {
         np_log(np_once_level(&a->warned_oom, NP_LOG_WARNING),
                "out of memory: %s tid=%d is not placed", quoted(qname, sizeof qname, name),
@@ -140,7 +169,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     }
 
     struct np_bind_result r;
-    np_place_self(t->topo->topology, cpus, &t->policy, false, &r);
+    np_place_self(t->topo->topology, cpus, np_targets_mask(t, slot), &t->policy, false, &r);
     if (r.cpu_errno != 0) {
         bind_failed(a, e, name, tid, want_cpus, r.cpu_errno);
         return;
@@ -171,14 +200,8 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
                "%s tid=%d reads back cpus=%s mem=%s, not the planned cpus=%s mem=%s",
                quoted(qname, sizeof qname, name), (int)tid, got_cpus, got_mem, want_cpus,
                t->mem_str);
-    if (!logged)
-        return;
-    char mem_error[64] = "";
-    if (r.mem_errno != 0)
-        snprintf(mem_error, sizeof mem_error, " mem_error=%s", np_errno_name(r.mem_errno));
-    np_log(NP_LOG_INFO, "placed %s tid=%d group=%d node=%s cpus=%s mem=%s%s",
-           quoted(qname, sizeof qname, name), (int)tid, a->opt.group, t->node_list, got_cpus,
-           got_mem, mem_error);
+    if (logged)
+        log_placed(a, name, tid, t, got_cpus, got_mem, r.mem_errno);
 }
 
 void np_agent_thread_ended(struct np_agent *a, pid_t tid)
@@ -293,7 +316,7 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how 
         return;
     int live, slot;
     unsigned plan;
-    e = np_record_add_live(a->record, name, tid, outcome, match && a->opt.cpus != NP_CPUS_NODE, how,
+    e = np_record_add_live(a->record, name, tid, outcome, match && a->opt.cpus != NP_CPUS_NODE, -1, how,
                            &live, &slot, &plan);
     if (e.e == NULL)
         return;

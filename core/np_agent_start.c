@@ -391,6 +391,12 @@ static enum np_status start(struct np_agent *a, const char *options)
         return NP_ERR_RUNTIME;
     }
     a->active = true;
+    /* Placement lines go to the log thread, which the placed threads then
+     * do not wait for (logsync: they write their own). */
+    int e;
+    if (!a->opt.log_sync && np_log_enabled(NP_LOG_INFO) && (e = np_log_start_writer()) != 0)
+        np_log(NP_LOG_INFO, "cannot start the log thread: %s (%s); each placed thread writes its "
+               "own line, as with logsync", strerror(e), np_errno_name(e));
     np_drift_start(a);
     return NP_OK;
 }

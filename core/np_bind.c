@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <numa.h>
 #include <numaif.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,29 +257,85 @@ static int policy_is(const struct np_policy *p, bool *same)
     return rc;
 }
 
-int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus, const struct np_policy *p,
-                  bool force, struct np_bind_result *r)
+int np_cpumask_init(struct np_cpumask *m, hwloc_const_bitmap_t cpus)
 {
-    memset(r, 0, sizeof *r);
-    hwloc_bitmap_t now = hwloc_bitmap_alloc();
-    if (now == NULL) {
-        r->cpu_errno = ENOMEM;
+    m->bits = NULL;
+    m->bytes = 0;
+    int nbits_cpu;
+    if (np_bind_init() != 0 || (nbits_cpu = numa_num_possible_cpus()) <= 0 ||
+        nbits_cpu % (int)WORD_BITS != 0 || hwloc_bitmap_last(cpus) >= nbits_cpu)
+        return 0;
+    size_t words = (size_t)nbits_cpu / WORD_BITS;
+    if ((m->bits = calloc(words, sizeof *m->bits)) == NULL) {
+        errno = ENOMEM;
         return -1;
     }
+    m->bytes = words * sizeof *m->bits;
+    int i = -1;
+    while ((i = hwloc_bitmap_next(cpus, i)) >= 0)
+        m->bits[(unsigned)i / WORD_BITS] |= 1UL << ((unsigned)i % WORD_BITS);
+    return 0;
+}
+
+void np_cpumask_destroy(struct np_cpumask *m)
+{
+    free(m->bits);
+    m->bits = NULL;
+}
+
+/* Reads the calling thread's CPUs and compares them with m (whose bits
+ * are known).  Returns 0 with *same set, or -1 with errno. */
+static int cpus_are(const struct np_cpumask *m, bool *same)
+{
+    unsigned long stack[STACK_WORDS], *bits = stack;
+    if (m->bytes > sizeof stack && (bits = malloc(m->bytes)) == NULL)
+        return -1;
+    int rc = sched_getaffinity(0, m->bytes, (cpu_set_t *)bits);
+    if (rc == 0)
+        *same = memcmp(bits, m->bits, m->bytes) == 0;
+    int e = errno;
+    if (bits != stack)
+        free(bits);
+    errno = e;
+    return rc;
+}
+
+/* Reads the calling thread's CPUs and compares them with `cpus`, through
+ * `mask` when it has bits, else through hwloc. */
+static bool cpus_read(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
+                      const struct np_cpumask *mask, bool *same)
+{
+    *same = false;
+    if (mask != NULL && mask->bits != NULL)
+        return cpus_are(mask, same) == 0;
+    hwloc_bitmap_t now = hwloc_bitmap_alloc();
+    if (now == NULL)
+        return false;
     bool read = hwloc_get_cpubind(topo, now, HWLOC_CPUBIND_THREAD) == 0;
-    if (force || !read || !hwloc_bitmap_isequal(now, cpus)) {
+    *same = read && hwloc_bitmap_isequal(now, cpus);
+    hwloc_bitmap_free(now);
+    return read;
+}
+
+int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
+                  const struct np_cpumask *mask, const struct np_policy *p, bool force,
+                  struct np_bind_result *r)
+{
+    memset(r, 0, sizeof *r);
+    bool same = false;
+    bool read = cpus_read(topo, cpus, mask, &same);
+    if (force || !read || !same) {
         if (hwloc_set_cpubind(topo, cpus, HWLOC_CPUBIND_THREAD) != 0)
             r->cpu_errno = errno ? errno : EINVAL;
         else
-            read = hwloc_get_cpubind(topo, now, HWLOC_CPUBIND_THREAD) == 0;
+            read = cpus_read(topo, cpus, mask, &same);
     }
-    r->cpu_ok = r->cpu_errno == 0 && read && hwloc_bitmap_isequal(now, cpus);
-    hwloc_bitmap_free(now);
+    r->cpu_ok = r->cpu_errno == 0 && read && same;
     if (p->mode < 0) {
         r->mem_ok = true;
     } else if (r->cpu_errno == 0) {
         /* A thread whose CPUs cannot be set is left exactly as it was. */
-        bool same = false;
+        same = false;
         read = policy_is(p, &same) == 0;
         if (force || !read || !same) {
             if (apply(p) != 0)
@@ -301,7 +358,7 @@ int np_bind_self(hwloc_topology_t topo, const struct np_target *t,
         r->cpu_errno = ENOMEM;
         rc = -1;
     } else {
-        rc = np_place_self(topo, t->cpus, &p, true, r);
+        rc = np_place_self(topo, t->cpus, NULL, &p, true, r);
         np_policy_destroy(&p);
     }
     int e = errno;

@@ -60,15 +60,32 @@ int np_read_self(hwloc_topology_t topo, struct np_actual *a);
 int np_policy_init(struct np_policy *p, const struct np_target *t);
 void np_policy_destroy(struct np_policy *p);
 
+/* A set of CPUs in the kernel's own format and size, made once from a
+ * hwloc bitmap: a thread's CPUs are compared with it as sched_getaffinity
+ * returns them, with no allocation or conversion.  bits is NULL when the
+ * kernel's size is unknown (no NUMA support: libnuma tells the size);
+ * users then read through hwloc. */
+struct np_cpumask {
+    unsigned long *bits;
+    size_t bytes;
+};
+
+/* Makes m from `cpus`.  Returns 0 (bits may be NULL, as above), or -1 with
+ * errno ENOMEM. */
+int np_cpumask_init(struct np_cpumask *m, hwloc_const_bitmap_t cpus);
+void np_cpumask_destroy(struct np_cpumask *m);
+
 /* Places the calling thread on `cpus` with policy `p`, and verifies it:
  * reads the thread's CPU binding and memory policy, sets what differs from
  * the target (everything when `force`), and reads back what it set.  A
  * thread created by a placed thread inherits its placement (Linux threads
  * do), so it only costs the two reads.  A thread whose CPUs cannot be set
- * is left as it was.  Returns 0 when the placement is verified, -1
+ * is left as it was.  `mask` (NULL, or `cpus` made by np_cpumask_init)
+ * makes the reads cheaper.  Returns 0 when the placement is verified, -1
  * otherwise (details in *r). */
-int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus, const struct np_policy *p,
-                  bool force, struct np_bind_result *r);
+int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
+                  const struct np_cpumask *mask, const struct np_policy *p, bool force,
+                  struct np_bind_result *r);
 
 /* Binds the calling thread to `t`, then reads the result back into
  * `actual` and compares.  Returns 0 when everything requested was applied

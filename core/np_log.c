@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +48,7 @@ int np_log_open(enum np_level level, const char *path, const char **why)
                      ? np_file_open(expanded, true, why) : -1;
         if (fd < 0)
             return -1;
+        np_log_flush(); /* what is queued goes where it was meant to */
         snprintf(log_path, sizeof log_path, "%s", expanded);
         int old = atomic_exchange(&log_fd, fd);
         if (old > STDERR_FILENO)
@@ -57,6 +60,7 @@ int np_log_open(enum np_level level, const char *path, const char **why)
 
 void np_log_to_stderr(enum np_level level)
 {
+    np_log_flush();
     int old = atomic_exchange(&log_fd, STDERR_FILENO);
     if (old > STDERR_FILENO)
         close(old);
@@ -66,6 +70,7 @@ void np_log_to_stderr(enum np_level level)
 
 void np_log_close(void)
 {
+    np_log_stop_writer();
     int old = atomic_exchange(&log_fd, STDOUT_FILENO);
     if (old > STDERR_FILENO)
         close(old);
@@ -80,6 +85,7 @@ bool np_log_same_file(const char *path)
 
 long np_log_lost(int *err)
 {
+    np_log_flush(); /* the queued lines count too */
     if (err != NULL)
         *err = atomic_load(&lost_errno);
     return atomic_load(&lines_lost);
@@ -150,13 +156,14 @@ static size_t line(char *buf, size_t len, enum np_level level, const char *fmt, 
     return n;
 }
 
-/* Writes a line to the log; a line the log does not take is counted, and
- * the first one is told on stderr (the log itself cannot say it). */
-static void to_log(const char *buf, size_t len)
+/* Writes `lines` whole lines to the log; lines the log does not take are
+ * counted, and the first loss is told on stderr (the log itself cannot
+ * say it). */
+static void to_log(const char *buf, size_t len, int lines)
 {
     int fd = atomic_load(&log_fd);
     int e = write_all(fd, buf, len);
-    if (e == 0 || atomic_fetch_add(&lines_lost, 1) > 0)
+    if (e == 0 || atomic_fetch_add(&lines_lost, lines) > 0)
         return;
     atomic_store(&lost_errno, e);
     char msg[4400];
@@ -168,6 +175,171 @@ static void to_log(const char *buf, size_t len)
     write_all(STDERR_FILENO, msg, n);
 }
 
+/* The log thread (np_log_start_writer) and its queue.  Lines queued by
+ * np_log_line wait in `queue[cur]` under qlock; whoever holds wlock writes
+ * the queue out (swapping the two buffers, so the write happens outside
+ * qlock) before writing any line of its own, so the log keeps the order in
+ * which lines were made.  The thread wakes at the first line queued while
+ * it sleeps, writes, then waits BATCH_NS before looking again: lines made
+ * meanwhile go out together, in one write(2), and queuing one costs no
+ * system call.  10 ms: at 10,000 placed threads a second, the thread then
+ * wakes 100 times a second and uses about 0.3% of a CPU (about 1% with
+ * 1 ms). */
+#define QUEUE_BYTES (64 * 1024)
+#define BATCH_NS 10000000L
+
+static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t wlock = PTHREAD_MUTEX_INITIALIZER;
+static char queue[2][QUEUE_BYTES];
+static int cur;               /* the buffer lines are queued in; under qlock */
+static size_t queued;         /* bytes in queue[cur]; under qlock */
+static int queued_lines;      /* lines in queue[cur]; under qlock */
+static bool writer_on;        /* the thread takes lines; under qlock */
+static bool writer_idle;      /* it waits for a line; under qlock */
+static bool writer_stop;      /* np_log_stop_writer asked it to end; under qlock */
+static pthread_t writer;
+static bool writer_joinable;  /* touched only by start and stop */
+
+/* Writes out what is queued.  With wlock held. */
+static void drain_locked(void)
+{
+    pthread_mutex_lock(&qlock);
+    const char *buf = queue[cur];
+    size_t len = queued;
+    int lines = queued_lines;
+    cur ^= 1;
+    queued = 0;
+    queued_lines = 0;
+    pthread_mutex_unlock(&qlock);
+    if (len > 0)
+        to_log(buf, len, lines);
+}
+
+/* Writes one line now, after whatever is queued. */
+static void write_now(const char *buf, size_t len)
+{
+    pthread_mutex_lock(&wlock);
+    drain_locked();
+    to_log(buf, len, 1);
+    pthread_mutex_unlock(&wlock);
+}
+
+void np_log_flush(void)
+{
+    pthread_mutex_lock(&wlock);
+    drain_locked();
+    pthread_mutex_unlock(&wlock);
+}
+
+/* Queues a line for the log thread, or writes it now when none runs or
+ * the queue is full. */
+static void queue_line(const char *buf, size_t len)
+{
+    pthread_mutex_lock(&qlock);
+    if (writer_on && queued + len <= QUEUE_BYTES) {
+        memcpy(queue[cur] + queued, buf, len);
+        queued += len;
+        queued_lines++;
+        if (writer_idle) {
+            writer_idle = false;
+            pthread_cond_signal(&qcond);
+        }
+        pthread_mutex_unlock(&qlock);
+        return;
+    }
+    pthread_mutex_unlock(&qlock);
+    write_now(buf, len);
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&qlock);
+    for (;;) {
+        while (queued == 0 && !writer_stop) {
+            writer_idle = true;
+            pthread_cond_wait(&qcond, &qlock);
+        }
+        writer_idle = false;
+        if (queued == 0)
+            break; /* stopping, and nothing is left */
+        pthread_mutex_unlock(&qlock);
+        np_log_flush();
+        pthread_mutex_lock(&qlock);
+        /* The batching window; np_log_stop_writer cuts it short. */
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += BATCH_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!writer_stop && pthread_cond_timedwait(&qcond, &qlock, &until) == 0)
+            ;
+    }
+    pthread_mutex_unlock(&qlock);
+    return NULL;
+}
+
+/* At exit(): what is still queued goes out. */
+static void flush_at_exit(void)
+{
+    np_log_flush();
+}
+
+/* Once: the flush at exit(), and qcond's clock (the window must not
+ * follow changes of the wall clock). */
+static void once_at_start(void)
+{
+    pthread_condattr_t attr;
+    if (pthread_condattr_init(&attr) == 0) {
+        if (pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0) {
+            pthread_cond_destroy(&qcond);
+            pthread_cond_init(&qcond, &attr);
+        }
+        pthread_condattr_destroy(&attr);
+    }
+    atexit(flush_at_exit);
+}
+
+int np_log_start_writer(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (writer_joinable)
+        return 0;
+    pthread_once(&once, once_at_start);
+    writer_stop = false;
+    /* The thread takes no signal: the JVM's signals go to its own threads. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(&writer, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e != 0)
+        return e;
+    pthread_setname_np(writer, "numapin-log");
+    writer_joinable = true;
+    pthread_mutex_lock(&qlock);
+    writer_on = true;
+    pthread_mutex_unlock(&qlock);
+    return 0;
+}
+
+void np_log_stop_writer(void)
+{
+    if (!writer_joinable)
+        return;
+    pthread_mutex_lock(&qlock);
+    writer_on = false; /* later lines are written by whoever makes them */
+    writer_stop = true;
+    pthread_cond_signal(&qcond);
+    pthread_mutex_unlock(&qlock);
+    pthread_join(writer, NULL);
+    writer_joinable = false;
+    np_log_flush();
+}
+
 static void vlog(enum np_level level, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 static void vlog(enum np_level level, const char *fmt, va_list ap)
@@ -176,7 +348,7 @@ static void vlog(enum np_level level, const char *fmt, va_list ap)
         return;
     char buf[2048];
     size_t len = format_line(buf, sizeof buf, level, fmt, ap);
-    to_log(buf, len);
+    write_now(buf, len);
 }
 
 void np_log(enum np_level level, const char *fmt, ...)
@@ -204,7 +376,7 @@ static void vboth(enum np_level level, bool file, const char *fmt, va_list ap)
     size_t len = format_line(buf, sizeof buf, level, fmt, ap);
     write_all(STDERR_FILENO, buf, len);
     if (file && atomic_load(&log_fd) > STDERR_FILENO)
-        to_log(buf, len);
+        write_now(buf, len);
 }
 
 void np_log_fatal(const char *fmt, ...)
@@ -221,6 +393,86 @@ void np_log_both(enum np_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vboth(level, np_log_enabled(level), fmt, ap);
     va_end(ap);
+}
+
+/* The header of a line, "[12.345s][info][numapin] ", without printf. */
+static size_t header(char *buf, enum np_level level)
+{
+    long long ms = uptime_ms();
+    char digits[24];
+    int n = 0;
+    long long s = ms / 1000;
+    do
+        digits[n++] = (char)('0' + s % 10);
+    while ((s /= 10) > 0);
+    size_t o = 0;
+    buf[o++] = '[';
+    while (n > 0)
+        buf[o++] = digits[--n];
+    buf[o++] = '.';
+    buf[o++] = (char)('0' + ms % 1000 / 100);
+    buf[o++] = (char)('0' + ms % 100 / 10);
+    buf[o++] = (char)('0' + ms % 10);
+    buf[o++] = 's';
+    buf[o++] = ']';
+    buf[o++] = '[';
+    const char *name = np_level_name(level);
+    size_t k = strlen(name);
+    memcpy(buf + o, name, k);
+    o += k;
+    memcpy(buf + o, "][numapin] ", 11);
+    return o + 11;
+}
+
+void np_line_add(struct np_line *l, const char *s)
+{
+    size_t k = strlen(s), room = sizeof l->text - l->len;
+    if (k > room) {
+        k = room;
+        l->cut = true;
+    }
+    memcpy(l->text + l->len, s, k);
+    l->len += k;
+}
+
+void np_line_int(struct np_line *l, long v)
+{
+    char digits[24];
+    int n = 0;
+    unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+    do
+        digits[n++] = (char)('0' + u % 10);
+    while ((u /= 10) > 0);
+    if (v < 0)
+        digits[n++] = '-';
+    char s[24];
+    for (int i = 0; i < n; i++)
+        s[i] = digits[n - 1 - i];
+    s[n] = '\0';
+    np_line_add(l, s);
+}
+
+void np_line_quoted(struct np_line *l, const char *s)
+{
+    char q[512];
+    np_quote(q, sizeof q, s);
+    np_line_add(l, q);
+}
+
+void np_log_line(enum np_level level, const struct np_line *l)
+{
+    if (!np_log_enabled(level))
+        return;
+    char buf[64 + sizeof l->text + 5];
+    size_t o = header(buf, level);
+    memcpy(buf + o, l->text, l->len);
+    o += l->len;
+    if (l->cut) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o++] = '\n';
+    queue_line(buf, o);
 }
 
 const char *np_errno_name(int e)

@@ -4,7 +4,14 @@
  *
  * Uptime is measured from np_log_init().  Each line is formatted into one
  * buffer and written with a single write(2), so lines from concurrent
- * ThreadStart callbacks never interleave.  Safe to call from any thread. */
+ * ThreadStart callbacks never interleave.  Safe to call from any thread.
+ *
+ * The lines made for every thread (np_log_line) can be left to a log
+ * thread (np_log_start_writer): a line made while it waits is written at
+ * once, the lines made in the next 10 ms after that together, in one
+ * write(2).  The thread they are about then makes no system call for
+ * them.  Every other line is written at once, after
+ * the queued ones, so the log keeps the order lines were made in. */
 #ifndef NP_LOG_H
 #define NP_LOG_H
 
@@ -38,6 +45,40 @@ void np_log_to_stderr(enum np_level level);
 void np_log_close(void);
 
 bool np_log_enabled(enum np_level level);
+
+/* Starts the log thread ("numapin-log", no signals): lines of np_log_line
+ * are queued for it from then on, and what is queued at exit() is written
+ * then.  Returns 0, or the error of pthread_create (lines are then written
+ * at once, as before). */
+int np_log_start_writer(void);
+
+/* Stops the log thread, after it wrote what was queued (np_log_close does
+ * this); lines of np_log_line are written at once again. */
+void np_log_stop_writer(void);
+
+/* Writes out the lines queued for the log thread, now. */
+void np_log_flush(void);
+
+/* A line built without printf, for the lines made for every thread: the
+ * message after the header, cut (and marked "...") when it is too long. */
+struct np_line {
+    size_t len;
+    bool cut;
+    char text[1536];
+};
+static inline void np_line_init(struct np_line *l)
+{
+    l->len = 0;
+    l->cut = false;
+}
+void np_line_add(struct np_line *l, const char *s);
+void np_line_int(struct np_line *l, long v);
+/* Adds s as np_quote writes it. */
+void np_line_quoted(struct np_line *l, const char *s);
+
+/* Logs l at `level`: queued for the log thread when it runs, else written
+ * at once. */
+void np_log_line(enum np_level level, const struct np_line *l);
 
 /* True when the log is a file and `path` names it too. */
 bool np_log_same_file(const char *path);

@@ -40,6 +40,9 @@ const char *np_options_help(void)
 "                   (default preferred)\n"
 "  log=LEVEL[:FILE] off, error, warning, info (default), debug, trace;\n"
 "                   to stdout, or appended to FILE (%p: the process id)\n"
+"  logsync          each placement line written by the placed thread itself,\n"
+"                   before its run(); by default numapin's log thread writes\n"
+"                   them, within 10 ms (alone, or =yes|no|true|false)\n"
 "  report=FILE      at exit, write the placements as JSON to FILE (%p: the\n"
 "                   process id)\n"
 "  jfr=on|off       JFR events (numapin.Placement, Plan, Advice, NodeMemory)\n"
@@ -155,11 +158,11 @@ static int parse_mem(const char *v, struct np_options *o)
 
 enum key {
     K_GROUP, K_GROUPS, K_LOCKDIR, K_THREADS, K_SCOPE, K_RESCAN, K_DRIFT, K_DOMAIN, K_CPUS,
-    K_CPUKIND, K_MEM, K_LOG, K_REPORT, K_JFR, K_DRYRUN, K_STRICT, K_HELP, K_COUNT
+    K_CPUKIND, K_MEM, K_LOG, K_LOGSYNC, K_REPORT, K_JFR, K_DRYRUN, K_STRICT, K_HELP, K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
     "group", "groups", "lockdir", "threads", "scope", "rescan", "drift", "domain", "cpus",
-    "cpukind", "mem", "log", "report", "jfr", "dryrun", "strict", "help",
+    "cpukind", "mem", "log", "logsync", "report", "jfr", "dryrun", "strict", "help",
 };
 static const struct np_names keys = {key_names, K_COUNT};
 
@@ -185,7 +188,7 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
         return -1;
     }
     seen[k] = true;
-    bool is_flag = k == K_DRYRUN || k == K_STRICT || k == K_HELP;
+    bool is_flag = k == K_LOGSYNC || k == K_DRYRUN || k == K_STRICT || k == K_HELP;
     if (!is_flag && (v == NULL || *v == '\0')) {
         snprintf(err, errlen, "option '%s' needs a value", kv);
         goto valid_values;
@@ -254,6 +257,10 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
         break;
     case K_LOG:
         if (parse_log(v, o) == 0)
+            return 0;
+        break;
+    case K_LOGSYNC:
+        if (parse_flag(v, &o->log_sync) == 0)
             return 0;
         break;
     case K_REPORT:

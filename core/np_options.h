@@ -4,7 +4,7 @@
  *   rescan=MS,drift=restore|log,domain=node|package|l3,
  *   cpus=node|core|pu,cpukind=performance|efficiency|any|N,
  *   mem=preferred|bind|interleave|local|none[:NODES],log=LEVEL[:FILE],
- *   report=FILE,jfr=on|off,dryrun,strict,help
+ *   logsync,report=FILE,jfr=on|off,dryrun,strict,help
  *
  * docs/options.md is the user-facing reference; np_options_help() prints
  * the same contract. */
@@ -40,6 +40,7 @@ struct np_options {
     enum np_level log_level;
     char *log_file;     /* NULL: stdout */
     bool log_given;     /* log= was in the string */
+    bool log_sync;      /* logsync: placement lines written by the placed thread */
     char *report_file;  /* report=FILE, or NULL */
     bool jfr;           /* JFR events while a recording runs (default on) */
     bool dryrun;

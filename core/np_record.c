@@ -207,21 +207,25 @@ int np_record_copy(struct np_record *r, struct np_ref ref, struct np_entry *out)
     return 0;
 }
 
-static int least_loaded(const struct np_record *r)
+/* The slot with the fewest live threads: `prefer` when it is one of
+ * them, else the lowest such. */
+static int least_loaded(const struct np_record *r, int prefer)
 {
     int best = 0;
     for (int s = 1; s < r->nslots; s++)
         if (r->slot_live[s] < r->slot_live[best])
             best = s;
+    if (prefer >= 0 && prefer < r->nslots && r->slot_live[prefer] == r->slot_live[best])
+        best = prefer;
     return best;
 }
 
 /* Counts a live entry in the least-loaded slot.  Under the lock. */
-static void take_slot_locked(struct np_record *r, struct np_entry *e)
+static void take_slot_locked(struct np_record *r, struct np_entry *e, int prefer)
 {
     if (r->nslots > 0 && e->slot < 0) {
         e->plan = r->plan;
-        e->slot = least_loaded(r);
+        e->slot = least_loaded(r, prefer);
         r->slot_live[e->slot]++;
         r->slot_used[e->slot]++;
     }
@@ -232,7 +236,8 @@ struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
 {
     int live, slot;
     unsigned plan;
-    return np_record_add_live(r, name, tid, outcome, take_slot, NP_HOW_START, &live, &slot, &plan);
+    return np_record_add_live(r, name, tid, outcome, take_slot, -1, NP_HOW_START, &live, &slot,
+                              &plan);
 }
 
 int np_record_live(struct np_record *r)
@@ -244,8 +249,8 @@ int np_record_live(struct np_record *r)
 }
 
 struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
-                                 enum np_outcome outcome, bool take_slot, enum np_how how,
-                                 int *live, int *slot, unsigned *plan)
+                                 enum np_outcome outcome, bool take_slot, int prefer,
+                                 enum np_how how, int *live, int *slot, unsigned *plan)
 {
     struct np_ref ref = {NULL, 0};
     char *drop = NULL;
@@ -278,7 +283,7 @@ struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t ti
         tally(&r->total, e, +1);
         r->total.live += counts_live(e);
         if (take_slot)
-            take_slot_locked(r, e);
+            take_slot_locked(r, e, prefer);
         ref = (struct np_ref){e, e->gen};
         *slot = e->slot;
     }
@@ -372,7 +377,7 @@ int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
         e->how = how;
         e->settled = !placing && e->settled;
         if (placing && take_slot)
-            take_slot_locked(r, e);
+            take_slot_locked(r, e, -1);
         tally(&r->total, e, +1);
         r->total.live += counts_live(e);
         r->changes++;
@@ -498,7 +503,7 @@ int np_record_replan(struct np_record *r, int nslots, unsigned plan)
         e->plan = plan;
         if (e->slot >= 0) {
             e->slot = -1;
-            take_slot_locked(r, e);
+            take_slot_locked(r, e, -1);
         }
     }
     r->changes++;

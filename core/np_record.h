@@ -101,10 +101,13 @@ struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
 
 /* Like np_record_add (which records NP_HOW_START), saying how numapin saw
  * the thread, and also returning the live count including the new entry
- * in *live and its slot (or -1) in *slot, a slot of plan *plan. */
+ * in *live and its slot (or -1) in *slot, a slot of plan *plan.  A slot
+ * taken is `prefer` (a slot index, or -1 for none) when that is one of the
+ * least loaded: the slot of the CPU the thread runs on, which it then
+ * need not leave. */
 struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
-                                 enum np_outcome outcome, bool take_slot, enum np_how how,
-                                 int *live, int *slot, unsigned *plan);
+                                 enum np_outcome outcome, bool take_slot, int prefer,
+                                 enum np_how how, int *live, int *slot, unsigned *plan);
 
 /* Live threads placed (or, in a dry run, that would be). */
 int np_record_live(struct np_record *r);

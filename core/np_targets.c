@@ -103,6 +103,25 @@ int np_targets_prepare(struct np_targets *t, const struct np_options *o)
     for (int s = 0; s < t->nslots; s++)
         if (hwloc_bitmap_list_asprintf(&t->slot_cpus_str[s], t->slots[s]) < 0)
             return -1;
+    if (np_cpumask_init(&t->place_mask, t->place_cpus) != 0 ||
+        (t->slot_masks = calloc((size_t)t->nslots, sizeof *t->slot_masks)) == NULL)
+        return -1;
+    for (int s = 0; s < t->nslots; s++)
+        if (np_cpumask_init(&t->slot_masks[s], t->slots[s]) != 0)
+            return -1;
+    /* Each CPU's slot, for the thread that can stay where it runs. */
+    t->ncpus_known = hwloc_bitmap_last(t->place_cpus) + 1;
+    if (t->ncpus_known > 0) {
+        if ((t->slot_of_cpu = malloc((size_t)t->ncpus_known * sizeof *t->slot_of_cpu)) == NULL)
+            return -1;
+        for (int c = 0; c < t->ncpus_known; c++)
+            t->slot_of_cpu[c] = -1;
+        for (int s = 0; s < t->nslots; s++) {
+            int c = -1;
+            while ((c = hwloc_bitmap_next(t->slots[s], c)) >= 0 && c < t->ncpus_known)
+                t->slot_of_cpu[c] = s;
+        }
+    }
     np_mem_target_str(t->mem_str, sizeof t->mem_str, &target);
     t->report_plan = (struct np_report_plan){
         .group = t->mine->group, .groups = t->plan.ngroups, .domain = o->domain,
@@ -157,6 +176,18 @@ hwloc_const_bitmap_t np_targets_cpus(const struct np_targets *t, int slot)
     return slot >= 0 && slot < t->nslots ? t->slots[slot] : t->place_cpus;
 }
 
+const struct np_cpumask *np_targets_mask(const struct np_targets *t, int slot)
+{
+    if (slot >= 0 && slot < t->nslots)
+        return t->slot_masks != NULL ? &t->slot_masks[slot] : NULL;
+    return &t->place_mask;
+}
+
+int np_targets_slot_of(const struct np_targets *t, int cpu)
+{
+    return cpu >= 0 && cpu < t->ncpus_known && t->slot_of_cpu != NULL ? t->slot_of_cpu[cpu] : -1;
+}
+
 const char *np_targets_cpus_str(const struct np_targets *t, int slot)
 {
     return slot >= 0 && slot < t->nslots ? t->slot_cpus_str[slot] : t->place_cpus_str;
@@ -184,6 +215,11 @@ void np_targets_free(struct np_targets *t)
         free(t->slot_cpus_str[s]);
     free(t->slot_cpus_str);
     free(t->place_cpus_str);
+    np_cpumask_destroy(&t->place_mask);
+    for (int s = 0; t->slot_masks != NULL && s < t->nslots; s++)
+        np_cpumask_destroy(&t->slot_masks[s]);
+    free(t->slot_masks);
+    free(t->slot_of_cpu);
     np_policy_destroy(&t->policy);
     np_slots_free(t->slots, t->nslots);
     hwloc_bitmap_free(t->place_cpus);

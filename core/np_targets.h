@@ -45,6 +45,10 @@ struct np_targets {
      * and the memory policy in the kernel's terms and as the log shows it. */
     char *place_cpus_str;
     char **slot_cpus_str;
+    struct np_cpumask place_mask;     /* place_cpus and the slots, as the kernel reads them */
+    struct np_cpumask *slot_masks;
+    int *slot_of_cpu;                 /* each CPU's slot (-1: none), CPUs 0 to ncpus_known-1 */
+    int ncpus_known;
     struct np_policy policy;
     char mem_str[256];
     struct np_report_plan report_plan;
@@ -106,6 +110,10 @@ bool np_targets_is_placement(const struct np_targets *t, hwloc_const_bitmap_t cp
 /* The CPUs of a thread of slot `slot` (-1: none), and as the log shows them. */
 hwloc_const_bitmap_t np_targets_cpus(const struct np_targets *t, int slot);
 const char *np_targets_cpus_str(const struct np_targets *t, int slot);
+const struct np_cpumask *np_targets_mask(const struct np_targets *t, int slot);
+
+/* The slot holding CPU `cpu`, or -1. */
+int np_targets_slot_of(const struct np_targets *t, int cpu);
 
 /* True when a and b give placed threads the same CPUs, slots and memory. */
 bool np_targets_same(const struct np_targets *a, const struct np_targets *b);

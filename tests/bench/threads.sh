@@ -54,7 +54,9 @@ trap 'rm -rf "$out"' EXIT
 # configuration name | JVM arguments, separated by ';' ("" = none). The
 # ratios below take "no agent" as configuration 0 and the floor as
 # configuration 1; the JFR section compares 4 with 5 (jfr=on and jfr=off, no
-# recording) and 7 with 6 (a recording, with and without numapin).
+# recording) and 7 with 6 (a recording, with and without numapin); the
+# target is judged on 8 and 9 against 1, and 9 against 10 (the floor that
+# also binds each thread to one CPU) says what cpus=core adds above binding.
 rec="-XX:StartFlightRecording:filename=$out/rec.jfr,settings=default"
 configs=(
     "no agent|"
@@ -67,6 +69,8 @@ configs=(
     "numapin, threads=Bench-*, log=warning, JFR recording|-agentpath:$agent=groups=1,threads=Bench-*,log=warning;$rec"
     "numapin, scope=jvm, threads=Bench-*, log=info to a file|-agentpath:$agent=groups=1,scope=jvm,threads=Bench-*,log=info:$out/agent.log"
     "numapin, scope=jvm, cpus=core, threads=Bench-*, log=info to a file|-agentpath:$agent=groups=1,scope=jvm,cpus=core,threads=Bench-*,log=info:$out/agent.log"
+    "JVMTI floor, each Bench-* thread bound to its CPU|-agentpath:$floor=pin=Bench-"
+    "numapin, scope=jvm, threads=Bench-*, log=info to a file, logsync|-agentpath:$agent=groups=1,scope=jvm,threads=Bench-*,log=info:$out/agent.log,logsync"
 )
 jvm=(-XX:+UseSerialGC -Xmx64m -cp "$out/classes")
 
@@ -134,8 +138,12 @@ echo "than one group; \`groups=1\` here, so that the JVM keeps both CPUs, as"
 echo "binding a start and join loop to one CPU changes its speed whoever binds"
 echo "it) the process is bound at load and every thread inherits the group's"
 echo "placement: each \`Bench-*\` thread is read back, found placed, recorded"
-echo "and logged. With \`cpus=core\` besides, each gets a core of its own (bound,"
-echo "read back), freed at its ThreadEnd. On a one-node machine the group's CPUs"
+echo "and its line queued for numapin's log thread (\`logsync\`: written by the"
+echo "thread itself). With \`cpus=core\` besides, each gets a core of its own"
+echo "(bound, read back), freed at its ThreadEnd: of the least loaded cores, the"
+echo "one it runs on. The floor with \`pin=Bench-\` binds each \`Bench-*\` thread to"
+echo "the CPU it runs on and does nothing else: what a thread bound to one CPU"
+echo "costs, whoever binds it. On a one-node machine the group's CPUs"
 echo "are all of them: the binding restricts no thread, and what is measured is"
 echo "the cost of making and checking it."
 echo
@@ -214,9 +222,13 @@ echo "$(date -u +%Y-%m-%d)."
 verdict() { awk -v r="$1" 'BEGIN {print (r >= 0.98) ? "met" : "not met"}'; }
 jvm_floor=$(ratios rate 8 1 0 | median)
 core_floor=$(ratios rate 9 1 0 | median)
+pin_floor=$(ratios rate 10 1 0 | median)
+core_pin=$(ratios rate 9 10 0 | median)
 echo
 echo "The target (a ratio to the floor of at least 0.98): $jvm_floor with \`scope=jvm\`,"
 echo "$(verdict "$jvm_floor"); $core_floor with \`cpus=core\` besides, $(verdict "$core_floor")."
+echo "Binding each thread to one CPU and nothing else (the floor with \`pin=Bench-\`) is"
+echo "$pin_floor of the floor; \`cpus=core\` is $core_pin of that."
 if commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null); then
     echo "Measured at commit $commit."
 fi

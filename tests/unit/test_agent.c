@@ -153,12 +153,19 @@ struct job {
     char cpus[64];
     sem_t *placed, *may_end; /* optional: hold the thread alive */
     pid_t tid;
+    int start_on; /* 1 + the CPU the thread starts on, 0: any */
 };
 
 static void *job_main(void *arg)
 {
     struct job *j = arg;
     j->tid = gettid();
+    if (j->start_on > 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(j->start_on - 1, &one);
+        ck_assert_int_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    }
     np_agent_thread_start(j->a, j->name, gettid());
     my_cpus(j->cpus, sizeof j->cpus);
     if (j->placed)
@@ -412,29 +419,39 @@ START_TEST(cpus_core_least_loaded)
     sem_t placed, end_a;
     sem_init(&placed, 0, 0);
     sem_init(&end_a, 0, 0);
-    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a, 0};
+    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a, 0, 1};
     pthread_t ta;
     ck_assert_int_eq(pthread_create(&ta, NULL, job_main, &ja), 0);
     while (sem_wait(&placed) != 0)
         ;
     ck_assert_str_eq(ja.cpus, "0");
     char cpus[64];
-    /* A still holds core 0, so B gets core 1; B ends; C again gets core 1,
-     * the free one. */
-    run_thread(a, "ForkJoinPool-1-worker-2", cpus, sizeof cpus);
-    ck_assert_str_eq(cpus, "1");
+    /* A still holds core 0, so B gets core 1, even when it starts on CPU
+     * 0; B ends; C again gets core 1, the free one. */
+    struct job jb = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 1};
+    pthread_t tb;
+    ck_assert_int_eq(pthread_create(&tb, NULL, job_main, &jb), 0);
+    ck_assert_int_eq(pthread_join(tb, NULL), 0);
+    ck_assert_str_eq(jb.cpus, "1");
     run_thread(a, "ForkJoinPool-1-worker-3", cpus, sizeof cpus);
     ck_assert_str_eq(cpus, "1");
     sem_post(&end_a);
     ck_assert_int_eq(pthread_join(ta, NULL), 0);
-    /* A ended too: both free, the lowest wins. */
-    run_thread(a, "ForkJoinPool-1-worker-4", cpus, sizeof cpus);
-    ck_assert_str_eq(cpus, "0");
+    /* A ended too: both free, and a thread gets the core it runs on, so
+     * that it need not move. */
+    for (int cpu = 0; cpu < 2; cpu++)
+        for (int again = 0; again < 2; again++) {
+            struct job j = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, cpu + 1};
+            pthread_t t;
+            ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
+            ck_assert_int_eq(pthread_join(t, NULL), 0);
+            ck_assert_str_eq(j.cpus, cpu == 0 ? "0" : "1");
+        }
     np_agent_summary(a);
     np_agent_destroy(a);
     char *log = slurp(log_path);
     ck_assert_int_eq(t_count_lines(log, "cpus_mode=core cpukind=performance slots=2"), 1);
-    ck_assert_int_eq(t_count_lines(log, "] summary group=0 placed=4 would_place=0 skipped=0 failed=0 mem_failed=0 cpus=0-1"), 1);
+    ck_assert_int_eq(t_count_lines(log, "] summary group=0 placed=7 would_place=0 skipped=0 failed=0 mem_failed=0 cpus=0-1"), 1);
     free(log);
     sem_destroy(&placed);
     sem_destroy(&end_a);

@@ -6,7 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "np_file.h"
@@ -184,6 +189,192 @@ START_TEST(long_line)
 }
 END_TEST
 
+/* Lines built by np_line have np_log's shape: header, message, newline;
+ * a message too long is cut and ends with "...". */
+START_TEST(built_lines)
+{
+    char dir[256], path[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/b.log", dir);
+    np_log_init();
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    struct np_line l;
+    np_line_init(&l);
+    np_line_add(&l, "placed ");
+    np_line_quoted(&l, "a \"b\"\n");
+    np_line_add(&l, " tid=");
+    np_line_int(&l, 4369);
+    np_line_add(&l, " n=");
+    np_line_int(&l, -12);
+    np_line_add(&l, " z=");
+    np_line_int(&l, 0);
+    np_log_line(NP_LOG_INFO, &l);
+    np_log_line(NP_LOG_DEBUG, &l); /* below the level: not written */
+    char big[3000];
+    memset(big, 'y', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    np_line_init(&l);
+    np_line_add(&l, big);
+    np_log_line(NP_LOG_WARNING, &l);
+    np_log_close();
+    char *text = t_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    char lines[4][256];
+    ck_assert_int_eq(check_lines(text, lines, 4), 2);
+    ck_assert_str_eq(lines[0], "info|placed \"a \\\"b\\\"\\x0a\" tid=4369 n=-12 z=0");
+    char *second = strchr(text, '\n') + 1;
+    char *end = strchr(second, '\n');
+    ck_assert_msg(strncmp(end - 3, "...", 3) == 0, "a cut line ends with ...");
+    ck_assert_uint_eq((size_t)(end - strstr(second, "] y")) - 2, sizeof l.text + 3);
+    free(text);
+    t_rmdir(dir);
+}
+END_TEST
+
+struct maker {
+    int id, n;
+};
+
+static void *make_lines(void *arg)
+{
+    const struct maker *m = arg;
+    for (int i = 0; i < m->n; i++) {
+        struct np_line l;
+        np_line_init(&l);
+        np_line_add(&l, "line ");
+        np_line_int(&l, m->id);
+        np_line_add(&l, " ");
+        np_line_int(&l, i);
+        /* Long enough that the queue fills, and lines are then written by
+         * their maker. */
+        np_line_add(&l, " ........................................................................"
+                        "..........................................................................");
+        np_log_line(NP_LOG_INFO, &l);
+    }
+    return NULL;
+}
+
+/* Counts the lines "line ID I" of each maker in text, checking that each
+ * maker's come in order. */
+static int count_in_order(const char *text, int makers, int *per)
+{
+    int total = 0;
+    for (int k = 0; k < makers; k++)
+        per[k] = 0;
+    for (const char *p = text; (p = strstr(p, "] line ")) != NULL; p++) {
+        int id, i;
+        ck_assert_int_eq(sscanf(p, "] line %d %d", &id, &i), 2);
+        ck_assert(id >= 0 && id < makers);
+        ck_assert_msg(i == per[id], "maker %d: line %d where %d was next", id, i, per[id]);
+        per[id]++;
+        total++;
+    }
+    return total;
+}
+
+/* With the log thread: lines of concurrent makers all reach the log, each
+ * maker's in order, without a flush; a line written at once comes after
+ * the lines its maker queued before it. */
+START_TEST(log_thread_keeps_every_line_in_order)
+{
+    char dir[256], path[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/w.log", dir);
+    np_log_init();
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    ck_assert_int_eq(np_log_start_writer(), 0);
+    struct maker m[3] = {{0, 3000}, {1, 3000}, {2, 40}};
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(pthread_create(&t[k], NULL, make_lines, &m[k]), 0);
+    make_lines(&m[2]);
+    np_log(NP_LOG_WARNING, "after the 40");
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(pthread_join(t[k], NULL), 0);
+    /* The log thread writes them all out by itself. */
+    int per[3], total = 0;
+    for (int tries = 0; tries < 1000 && total < 6040; tries++) {
+        char *text = t_read_file(path, NULL);
+        total = count_in_order(text, 3, per);
+        free(text);
+        if (total < 6040)
+            usleep(10000);
+    }
+    ck_assert_int_eq(total, 6040);
+    char *text = t_read_file(path, NULL);
+    char *warning = strstr(text, "] after the 40\n");
+    ck_assert_ptr_nonnull(warning);
+    ck_assert_ptr_nonnull(strstr(text, "] line 2 39 "));
+    ck_assert(strstr(text, "] line 2 39 ") < warning);
+    free(text);
+    np_log_close();
+    ck_assert_int_eq(np_log_lost(NULL), 0);
+    t_rmdir(dir);
+}
+END_TEST
+
+/* A process that exits with lines still queued writes them at exit(). */
+START_TEST(log_thread_lines_written_at_exit)
+{
+    char dir[256], path[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/x.log", dir);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        np_log_init();
+        if (np_log_open(NP_LOG_INFO, path, NULL) != 0 || np_log_start_writer() != 0)
+            _exit(3);
+        struct maker m = {0, 200};
+        make_lines(&m);
+        exit(0);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char *text = t_read_file(path, NULL);
+    int per[1];
+    ck_assert_int_eq(count_in_order(text, 1, per), 200);
+    free(text);
+    t_rmdir(dir);
+}
+END_TEST
+
+/* Queued lines the log does not take are counted as lost, every one.
+ * Needs root (a private, full tmpfs of one page). */
+START_TEST(log_thread_counts_lost_lines)
+{
+    if (geteuid() != 0)
+        return;
+    char dir[256], fs[300], path[400];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(fs, sizeof fs, "%s/full", dir);
+    ck_assert_int_eq(mkdir(fs, 0700), 0);
+    ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+    ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+    ck_assert_int_eq(mount("tmpfs", fs, "tmpfs", 0, "size=4k"), 0);
+    snprintf(path, sizeof path, "%s/filler", fs);
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    ck_assert_int_ge(fd, 0);
+    char block[512] = {0};
+    while (write(fd, block, sizeof block) > 0)
+        ;
+    close(fd);
+    snprintf(path, sizeof path, "%s/full.log", fs);
+    np_log_init();
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    ck_assert_int_eq(np_log_start_writer(), 0);
+    struct maker m = {0, 10};
+    make_lines(&m);
+    int err;
+    ck_assert_int_eq(np_log_lost(&err), 10);
+    ck_assert_int_eq(err, ENOSPC);
+    np_log_close();
+    umount(fs);
+    t_rmdir(dir);
+}
+END_TEST
+
 START_TEST(file_mode_and_append)
 {
     char dir[256], path[512];
@@ -356,6 +547,10 @@ Suite *log_suite(void)
     tcase_add_test(tc, level_names);
     tcase_add_test(tc, format_and_levels);
     tcase_add_test(tc, long_line);
+    tcase_add_test(tc, built_lines);
+    tcase_add_test(tc, log_thread_keeps_every_line_in_order);
+    tcase_add_test(tc, log_thread_lines_written_at_exit);
+    tcase_add_test(tc, log_thread_counts_lost_lines);
     tcase_add_test(tc, file_mode_and_append);
     tcase_add_test(tc, refuses_symlink);
     tcase_add_test(tc, fatal_goes_to_stderr_and_file);

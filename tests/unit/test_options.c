@@ -223,9 +223,9 @@ static const struct {
     const char *names;   /* the option, as the message quotes it */
     const char *valid;   /* part of the valid-values text */
 } bad[] = {
-    {"bogus=1", "'bogus'", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, report, jfr, dryrun, strict, help"},
+    {"bogus=1", "'bogus'", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, logsync, report, jfr, dryrun, strict, help"},
     {"Group=1", "'Group'", "valid options are group, groups"},
-    {"group=1,,mem=bind", "empty option", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, report, jfr, dryrun, strict, help"},
+    {"group=1,,mem=bind", "empty option", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, logsync, report, jfr, dryrun, strict, help"},
     {",", "empty option", "valid options are group"},
     {"group=1,", "empty option", "valid options are group"},
     {"group=-1", "'group'", "valid values are auto, or a group index from 0 to 4095"},

@@ -499,7 +499,7 @@ START_TEST(replan_moves_live_slots)
     /* A thread after the re-plan gets a slot of plan 1, and says so. */
     int live, slot;
     unsigned plan;
-    struct np_ref d = np_record_add_live(r, "d", 206, NP_PLACED, true, NP_HOW_START, &live, &slot, &plan);
+    struct np_ref d = np_record_add_live(r, "d", 206, NP_PLACED, true, -1, NP_HOW_START, &live, &slot, &plan);
     ck_assert_int_eq(plan, 1);
     ck_assert_int_eq(slot, 0);
     ck_assert_int_eq(d.e->mem_plan, 1);

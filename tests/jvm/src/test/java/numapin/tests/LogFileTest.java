@@ -83,6 +83,93 @@ class LogFileTest {
                 LinkOption.NOFOLLOW_LINKS)), "log file mode after appending");
     }
 
+    /** The placed lines in the log file (none while it does not exist). */
+    static List<String> placedLines(Path file) throws IOException {
+        if (!Files.exists(file)) {
+            return List.of();
+        }
+        return ChildResult.lines(Files.readString(file)).stream().filter(l -> l.contains("][numapin] placed \""))
+                .toList();
+    }
+
+    /** The tasks of process pid named `comm`: their /proc/PID/task/TID directories. */
+    static List<Path> tasksNamed(long pid, String comm) throws IOException {
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            return tasks.filter(t -> {
+                try {
+                    return Files.readString(t.resolve("comm")).strip().equals(comm);
+                } catch (IOException e) {
+                    return false; /* the thread ended */
+                }
+            }).toList();
+        }
+    }
+
+    /**
+     * The default: numapin's log thread ("numapin-log", every signal the JVM
+     * handles blocked) writes the workers' placed lines while the JVM runs,
+     * without waiting for its exit; at exit each is there once.
+     */
+    @Test
+    void theLogThreadWritesPlacementLinesWhileTheJvmRuns() throws Exception {
+        Path dir = RunLogs.newRunDir();
+        Path file = dir.resolve("numapin.log");
+        Path hold = dir.resolve("hold");
+        Launch.Running run = Launch.program("Workers", "3", hold.toString()).fakeTwoNodes()
+                .options("group=0,log=info:" + file).start();
+        try {
+            run.awaitLine(Pattern.compile("workers-ready pid=\\d+"));
+            List<Path> writer = tasksNamed(run.pid(), "numapin-log");
+            assertEquals(1, writer.size(), "one numapin-log thread in " + run.pid());
+            String status = Files.readString(writer.get(0).resolve("status"));
+            var blocked = java.util.regex.Pattern.compile("(?m)^SigBlk:\\s+([0-9a-f]+)$").matcher(status);
+            assertTrue(blocked.find(), status);
+            long mask = Long.parseUnsignedLong(blocked.group(1), 16);
+            for (int sig : new int[] {1, 2, 3, 10, 12, 15}) { /* HUP INT QUIT USR1 USR2 TERM */
+                assertTrue((mask & (1L << (sig - 1))) != 0, "numapin-log takes signal " + sig + ": SigBlk "
+                        + blocked.group(1));
+            }
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (placedLines(file).size() < 3 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(3, placedLines(file).size(), "placed lines while the JVM runs, in " + file);
+            Files.createFile(hold);
+        } finally {
+            if (!Files.exists(hold)) {
+                run.kill();
+            }
+        }
+        ChildResult r = run.finish().assertExit(0);
+        List<String> placed = placedLines(file);
+        assertEquals(3, placed.size(), "placed lines after exit\n" + Files.readString(file));
+        assertEquals(3, placed.stream().distinct().count(), "a placed line written twice\n" + Files.readString(file));
+        assertEquals(3, ChildResult.summary(ChildResult.lines(Files.readString(file)), r.describe()).placed());
+    }
+
+    /**
+     * logsync: each worker's line is in the log before its run() reports,
+     * with no log thread; a SIGKILL then loses none of them.
+     */
+    @Test
+    void logsyncWritesEachLineBeforeTheThreadRuns() throws Exception {
+        Path dir = RunLogs.newRunDir();
+        Path file = dir.resolve("numapin.log");
+        Path hold = dir.resolve("hold");
+        Launch.Running run = Launch.program("Workers", "3", hold.toString()).fakeTwoNodes()
+                .options("group=0,logsync,log=info:" + file).start();
+        try {
+            run.awaitLine(Pattern.compile("workers-ready pid=\\d+"));
+            assertEquals(3, placedLines(file).size(), "placed lines when the workers had run, in " + file);
+            assertEquals(List.of(), tasksNamed(run.pid(), "numapin-log"), "a log thread under logsync");
+        } finally {
+            run.kill();
+        }
+        String text = Files.readString(file);
+        assertEquals(3, placedLines(file).size(), text);
+        assertFalse(text.contains("][numapin] summary "), "killed before its exit, yet a summary:\n" + text);
+    }
+
     /** The warning for a log file that cannot be opened, with the errno name. */
     static String logWarning(Path file, String errno) {
         return "cannot open log file '" + Pattern.quote(file.toString()) + "': .* \\(" + errno

@@ -65,6 +65,7 @@ class OptionsTest {
             Map.entry("cpukind", List.of("0")),
             Map.entry("mem", List.of("bind:0", "interleave:0")),
             Map.entry("log", List.of("off", "error", "warning", "info", "debug", "trace", "debug:FILE")),
+            Map.entry("logsync", List.of("", "true", "false", "yes", "no")),
             Map.entry("report", List.of("FILE")),
             Map.entry("jfr", List.of()),
             Map.entry("dryrun", List.of("", "true", "false", "yes", "no")),
