@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +74,22 @@ void t_tmpdir(char *buf, size_t len)
     const char *base = getenv("TMPDIR");
     snprintf(buf, len, "%s/numapin-test-XXXXXX", base && *base ? base : "/tmp");
     ck_assert_msg(mkdtemp(buf) != NULL, "mkdtemp %s: %s", buf, strerror(errno));
+}
+
+void t_full_tmpfs(const char *fs)
+{
+    ck_assert_int_eq(mkdir(fs, 0700), 0);
+    ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+    ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+    ck_assert_int_eq(mount("tmpfs", fs, "tmpfs", 0, "size=4k"), 0);
+    char filler[4200];
+    snprintf(filler, sizeof filler, "%s/filler", fs);
+    int fd = open(filler, O_WRONLY | O_CREAT, 0600);
+    ck_assert_int_ge(fd, 0);
+    char block[512] = {0};
+    while (write(fd, block, sizeof block) > 0)
+        ;
+    close(fd);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)

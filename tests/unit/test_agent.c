@@ -578,19 +578,7 @@ START_TEST(full_disk_loses_nothing_silently)
         return;
     char fs[600], log[700], report[700], opts[1600];
     snprintf(fs, sizeof fs, "%s/full", dir);
-    ck_assert_int_eq(mkdir(fs, 0700), 0);
-    ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
-    ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
-    ck_assert_int_eq(mount("tmpfs", fs, "tmpfs", 0, "size=4k"), 0);
-    /* Fill it. */
-    char filler[700];
-    snprintf(filler, sizeof filler, "%s/filler", fs);
-    int fd = open(filler, O_WRONLY | O_CREAT, 0600);
-    ck_assert_int_ge(fd, 0);
-    char block[512] = {0};
-    while (write(fd, block, sizeof block) > 0)
-        ;
-    close(fd);
+    t_full_tmpfs(fs);
     snprintf(log, sizeof log, "%s/agent.log", fs);
     snprintf(report, sizeof report, "%s/report.json", fs);
     snprintf(opts, sizeof opts, "group=1,log=info:%s,report=%s", log, report);

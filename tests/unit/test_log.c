@@ -349,17 +349,7 @@ START_TEST(log_thread_counts_lost_lines)
     char dir[256], fs[300], path[400];
     t_tmpdir(dir, sizeof dir);
     snprintf(fs, sizeof fs, "%s/full", dir);
-    ck_assert_int_eq(mkdir(fs, 0700), 0);
-    ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
-    ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
-    ck_assert_int_eq(mount("tmpfs", fs, "tmpfs", 0, "size=4k"), 0);
-    snprintf(path, sizeof path, "%s/filler", fs);
-    int fd = open(path, O_WRONLY | O_CREAT, 0600);
-    ck_assert_int_ge(fd, 0);
-    char block[512] = {0};
-    while (write(fd, block, sizeof block) > 0)
-        ;
-    close(fd);
+    t_full_tmpfs(fs);
     snprintf(path, sizeof path, "%s/full.log", fs);
     np_log_init();
     ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);

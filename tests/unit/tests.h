@@ -52,6 +52,11 @@ int t_write_file(const char *path, const char *data, size_t len);
 /* A fresh private directory under $TMPDIR or /tmp, path written to buf. */
 void t_tmpdir(char *buf, size_t len);
 
+/* Makes the directory fs and mounts there, in a mount namespace of this
+ * process's own, a tmpfs of one page, filled: writes to it fail with
+ * ENOSPC.  Needs root; the caller unmounts it. */
+void t_full_tmpfs(const char *fs);
+
 /* Removes dir and everything under it (symlinks themselves, never their
  * targets). */
 void t_rmdir(const char *dir);

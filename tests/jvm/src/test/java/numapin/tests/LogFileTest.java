@@ -105,6 +105,14 @@ class LogFileTest {
         }
     }
 
+    /** Three workers placed, still running (until `hold` exists). */
+    static Launch.Running threeWorkers(Path hold, String options) {
+        Launch.Running run = Launch.program("Workers", "3", hold.toString()).fakeTwoNodes().options(options)
+                .start();
+        run.awaitLine(Pattern.compile("workers-ready pid=\\d+"));
+        return run;
+    }
+
     /**
      * The default: numapin's log thread ("numapin-log", every signal the JVM
      * handles blocked) writes the workers' placed lines while the JVM runs,
@@ -115,10 +123,8 @@ class LogFileTest {
         Path dir = RunLogs.newRunDir();
         Path file = dir.resolve("numapin.log");
         Path hold = dir.resolve("hold");
-        Launch.Running run = Launch.program("Workers", "3", hold.toString()).fakeTwoNodes()
-                .options("group=0,log=info:" + file).start();
+        Launch.Running run = threeWorkers(hold, "group=0,log=info:" + file);
         try {
-            run.awaitLine(Pattern.compile("workers-ready pid=\\d+"));
             List<Path> writer = tasksNamed(run.pid(), "numapin-log");
             assertEquals(1, writer.size(), "one numapin-log thread in " + run.pid());
             String status = Files.readString(writer.get(0).resolve("status"));
@@ -156,10 +162,8 @@ class LogFileTest {
         Path dir = RunLogs.newRunDir();
         Path file = dir.resolve("numapin.log");
         Path hold = dir.resolve("hold");
-        Launch.Running run = Launch.program("Workers", "3", hold.toString()).fakeTwoNodes()
-                .options("group=0,logsync,log=info:" + file).start();
+        Launch.Running run = threeWorkers(hold, "group=0,logsync,log=info:" + file);
         try {
-            run.awaitLine(Pattern.compile("workers-ready pid=\\d+"));
             assertEquals(3, placedLines(file).size(), "placed lines when the workers had run, in " + file);
             assertEquals(List.of(), tasksNamed(run.pid(), "numapin-log"), "a log thread under logsync");
         } finally {
