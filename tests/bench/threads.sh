@@ -220,15 +220,23 @@ echo "$(date -u +%Y-%m-%d)."
 # The target, judged on this run's figures: the ratio to the floor of the
 # whole-JVM default (configuration 8) and of cpus=core (9).
 verdict() { awk -v r="$1" 'BEGIN {print (r >= 0.98) ? "met" : "not met"}'; }
-jvm_floor=$(ratios rate 8 1 0 | median)
-core_floor=$(ratios rate 9 1 0 | median)
-pin_floor=$(ratios rate 10 1 0 | median)
-core_pin=$(ratios rate 9 10 0 | median)
+r3() { printf '%.3f' "$1"; }
+jvm_floor=$(r3 "$(ratios rate 8 1 0 | median)")
+core_floor=$(r3 "$(ratios rate 9 1 0 | median)")
+pin_floor=$(r3 "$(ratios rate 10 1 0 | median)")
+core_pin=$(r3 "$(ratios rate 9 10 0 | median)")
 echo
 echo "The target (a ratio to the floor of at least 0.98): $jvm_floor with \`scope=jvm\`,"
 echo "$(verdict "$jvm_floor"); $core_floor with \`cpus=core\` besides, $(verdict "$core_floor")."
 echo "Binding each thread to one CPU and nothing else (the floor with \`pin=Bench-\`) is"
 echo "$pin_floor of the floor; \`cpus=core\` is $core_pin of that."
+# How far one round's ratio strays, against the target's 2% margin.
+spread() { sort -g | awk '{v[NR] = $1} END {printf "%s to %s", v[1], v[NR]}'; }
+echo "One round's ratio to the floor ranged from $(ratios rate 8 1 0 | spread) with"
+echo "\`scope=jvm\` and from $(ratios rate 9 1 0 | spread) with \`cpus=core\`; the floor's to"
+echo "no agent from $(ratios rate 1 0 0 | spread). The thread's own CPU time at run() is"
+echo "steadier: numapin adds $(printf '%.1f' "$(diffs self 8 1 | median)") µs above the floor with \`scope=jvm\` and"
+echo "$(printf '%.1f' "$(diffs self 9 1 | median)") µs with \`cpus=core\` (medians of the per-round differences)."
 if commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null); then
     echo "Measured at commit $commit."
 fi
