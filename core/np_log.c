@@ -104,6 +104,42 @@ static long long uptime_ms(void)
     return (long long)(now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
 }
 
+/* Writes v in decimal at out, without printf; returns the digits written
+ * (at most 20). */
+static size_t decimal(char *out, unsigned long long v)
+{
+    char digits[20];
+    size_t n = 0;
+    do
+        digits[n++] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = digits[n - 1 - i];
+    return n;
+}
+
+/* The header of a line, "[12.345s][info][numapin] ", at buf (which has
+ * room for 64 bytes); returns its length. */
+static size_t header(char *buf, enum np_level level)
+{
+    long long ms = uptime_ms();
+    size_t o = 0;
+    buf[o++] = '[';
+    o += decimal(buf + o, (unsigned long long)(ms / 1000));
+    buf[o++] = '.';
+    buf[o++] = (char)('0' + ms % 1000 / 100);
+    buf[o++] = (char)('0' + ms % 100 / 10);
+    buf[o++] = (char)('0' + ms % 10);
+    memcpy(buf + o, "s][", 3);
+    o += 3;
+    const char *name = np_level_name(level);
+    size_t k = strlen(name);
+    memcpy(buf + o, name, k);
+    o += k;
+    memcpy(buf + o, "][numapin] ", 11);
+    return o + 11;
+}
+
 /* Formats one whole line, truncating (marked by "...") rather than
  * splitting it. */
 static size_t format_line(char *buf, size_t len, enum np_level level,
@@ -111,10 +147,7 @@ static size_t format_line(char *buf, size_t len, enum np_level level,
 static size_t format_line(char *buf, size_t len, enum np_level level,
                           const char *fmt, va_list ap)
 {
-    long long ms = uptime_ms();
-    int n = snprintf(buf, len, "[%lld.%03llds][%s][numapin] ", ms / 1000, ms % 1000,
-                     np_level_name(level));
-    size_t used = n < 0 ? 0 : (size_t)n;
+    size_t used = header(buf, level);
     int m = vsnprintf(buf + used, len - used, fmt, ap);
     if (m < 0)
         m = 0;
@@ -335,9 +368,8 @@ void np_log_stop_writer(void)
     writer_stop = true;
     pthread_cond_signal(&qcond);
     pthread_mutex_unlock(&qlock);
-    pthread_join(writer, NULL);
+    pthread_join(writer, NULL); /* it ends once the queue is written out */
     writer_joinable = false;
-    np_log_flush();
 }
 
 static void vlog(enum np_level level, const char *fmt, va_list ap)
@@ -395,35 +427,6 @@ void np_log_both(enum np_level level, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The header of a line, "[12.345s][info][numapin] ", without printf. */
-static size_t header(char *buf, enum np_level level)
-{
-    long long ms = uptime_ms();
-    char digits[24];
-    int n = 0;
-    long long s = ms / 1000;
-    do
-        digits[n++] = (char)('0' + s % 10);
-    while ((s /= 10) > 0);
-    size_t o = 0;
-    buf[o++] = '[';
-    while (n > 0)
-        buf[o++] = digits[--n];
-    buf[o++] = '.';
-    buf[o++] = (char)('0' + ms % 1000 / 100);
-    buf[o++] = (char)('0' + ms % 100 / 10);
-    buf[o++] = (char)('0' + ms % 10);
-    buf[o++] = 's';
-    buf[o++] = ']';
-    buf[o++] = '[';
-    const char *name = np_level_name(level);
-    size_t k = strlen(name);
-    memcpy(buf + o, name, k);
-    o += k;
-    memcpy(buf + o, "][numapin] ", 11);
-    return o + 11;
-}
-
 void np_line_add(struct np_line *l, const char *s)
 {
     size_t k = strlen(s), room = sizeof l->text - l->len;
@@ -437,17 +440,11 @@ void np_line_add(struct np_line *l, const char *s)
 
 void np_line_int(struct np_line *l, long v)
 {
-    char digits[24];
-    int n = 0;
-    unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
-    do
-        digits[n++] = (char)('0' + u % 10);
-    while ((u /= 10) > 0);
-    if (v < 0)
-        digits[n++] = '-';
     char s[24];
-    for (int i = 0; i < n; i++)
-        s[i] = digits[n - 1 - i];
+    size_t n = 0;
+    if (v < 0)
+        s[n++] = '-';
+    n += decimal(s + n, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
     s[n] = '\0';
     np_line_add(l, s);
 }
