@@ -109,6 +109,8 @@ heap-doc: all
 
 $(B)/bench_plan: tests/bench/bench_plan.c $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
+$(B)/bench_callback: tests/bench/bench_callback.c $(CORE_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # Numbers go to docs/performance.md; nothing here asserts a time.  Planning
 # first (tests/bench/plan.sh writes the file), then thread start and join
@@ -116,7 +118,7 @@ $(B)/bench_plan: tests/bench/bench_plan.c $(CORE_OBJ)
 # start-up with and without it (tests/bench/startup.sh), then what numapin,
 # taskset, numactl and likwid-pin bind (tests/bench/tools.sh), then Jetty's
 # requests/s under wrk with and without it (tests/bench/servers.sh).
-bench: all $(B)/bench_plan
+bench: all $(B)/bench_plan $(B)/bench_callback
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash tests/bench/plan.sh
 	bash tests/bench/threads.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \
 	    >> docs/performance.md

@@ -86,7 +86,7 @@ static void follow(struct np_agent *a, struct np_ref e, const struct np_targets 
     struct np_policy keep = {.mode = -1};
     struct np_bind_result r;
     np_place_self(t->topo->topology, np_targets_cpus(t, copy.slot), np_targets_mask(t, copy.slot),
-                  &keep, false, &r);
+                  &keep, NP_PLACE_CHECK, &r);
 }
 
 /* The line of a thread placed at its start; made for every placed thread,
@@ -169,7 +169,10 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     }
 
     struct np_bind_result r;
-    np_place_self(t->topo->topology, cpus, np_targets_mask(t, slot), &t->policy, false, &r);
+    /* One core or hardware thread of several is seldom what a thread
+     * inherited: it is set without a read first. */
+    np_place_self(t->topo->topology, cpus, np_targets_mask(t, slot), &t->policy,
+                  slot >= 0 && t->nslots > 1 ? NP_PLACE_SET_CPUS : NP_PLACE_CHECK, &r);
     if (r.cpu_errno != 0) {
         bind_failed(a, e, name, tid, want_cpus, r.cpu_errno);
         return;

@@ -318,17 +318,20 @@ static bool cpus_read(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
 }
 
 int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
-                  const struct np_cpumask *mask, const struct np_policy *p, bool force,
-                  struct np_bind_result *r)
+                  const struct np_cpumask *mask, const struct np_policy *p,
+                  enum np_place_how how, struct np_bind_result *r)
 {
     memset(r, 0, sizeof *r);
     bool same = false;
-    bool read = cpus_read(topo, cpus, mask, &same);
-    if (force || !read || !same) {
-        if (hwloc_set_cpubind(topo, cpus, HWLOC_CPUBIND_THREAD) != 0)
-            r->cpu_errno = errno ? errno : EINVAL;
-        else
+    bool read = how == NP_PLACE_CHECK && cpus_read(topo, cpus, mask, &same);
+    if (!read || !same) {
+        if (hwloc_set_cpubind(topo, cpus, HWLOC_CPUBIND_THREAD) == 0) {
             read = cpus_read(topo, cpus, mask, &same);
+        } else {
+            r->cpu_errno = errno ? errno : EINVAL;
+            if (how == NP_PLACE_SET_CPUS && (read = cpus_read(topo, cpus, mask, &same)) && same)
+                r->cpu_errno = 0; /* not set, but there already */
+        }
     }
     r->cpu_ok = r->cpu_errno == 0 && read && same;
     if (p->mode < 0) {
@@ -337,7 +340,7 @@ int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
         /* A thread whose CPUs cannot be set is left exactly as it was. */
         same = false;
         read = policy_is(p, &same) == 0;
-        if (force || !read || !same) {
+        if (how == NP_PLACE_FORCE || !read || !same) {
             if (apply(p) != 0)
                 r->mem_errno = errno ? errno : EINVAL;
             else
@@ -358,7 +361,7 @@ int np_bind_self(hwloc_topology_t topo, const struct np_target *t,
         r->cpu_errno = ENOMEM;
         rc = -1;
     } else {
-        rc = np_place_self(topo, t->cpus, NULL, &p, true, r);
+        rc = np_place_self(topo, t->cpus, NULL, &p, NP_PLACE_FORCE, r);
         np_policy_destroy(&p);
     }
     int e = errno;

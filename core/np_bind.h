@@ -75,17 +75,29 @@ struct np_cpumask {
 int np_cpumask_init(struct np_cpumask *m, hwloc_const_bitmap_t cpus);
 void np_cpumask_destroy(struct np_cpumask *m);
 
+/* How np_place_self goes about a placement. */
+enum np_place_how {
+    /* Reads the thread's CPUs and policy first and sets only what differs:
+     * a thread created by a placed thread inherits its placement (Linux
+     * threads do), and then only costs the two reads. */
+    NP_PLACE_CHECK,
+    /* Sets the CPUs without reading them first, for a target the thread
+     * is not expected to have inherited (one core of several); the policy
+     * as NP_PLACE_CHECK.  A thread whose CPUs cannot be set but are the
+     * target already counts as placed, as with NP_PLACE_CHECK. */
+    NP_PLACE_SET_CPUS,
+    /* Sets both, whatever the thread has. */
+    NP_PLACE_FORCE,
+};
+
 /* Places the calling thread on `cpus` with policy `p`, and verifies it:
- * reads the thread's CPU binding and memory policy, sets what differs from
- * the target (everything when `force`), and reads back what it set.  A
- * thread created by a placed thread inherits its placement (Linux threads
- * do), so it only costs the two reads.  A thread whose CPUs cannot be set
- * is left as it was.  `mask` (NULL, or `cpus` made by np_cpumask_init)
- * makes the reads cheaper.  Returns 0 when the placement is verified, -1
- * otherwise (details in *r). */
+ * sets what `how` says and reads back what it set.  A thread whose CPUs
+ * cannot be set is left as it was.  `mask` (NULL, or `cpus` made by
+ * np_cpumask_init) makes the reads cheaper.  Returns 0 when the placement
+ * is verified, -1 otherwise (details in *r). */
 int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
-                  const struct np_cpumask *mask, const struct np_policy *p, bool force,
-                  struct np_bind_result *r);
+                  const struct np_cpumask *mask, const struct np_policy *p,
+                  enum np_place_how how, struct np_bind_result *r);
 
 /* Binds the calling thread to `t`, then reads the result back into
  * `actual` and compares.  Returns 0 when everything requested was applied

@@ -11,7 +11,9 @@
 #    `make bench` appends the same section to docs/performance.md.  Both
 #    build $(B)/bench/libjvmti_floor.so first (tests/bench/floor_agent.c,
 #    the "JVMTI floor": ThreadStart/ThreadEnd and GetThreadInfo, nothing
-#    else), which run.sh finds next to the agent or takes from --floor.
+#    else), which threads.sh finds next to the agent or takes from --floor,
+#    and $(B)/bench_callback (tests/bench/bench_callback.c: numapin's own
+#    work per thread, without a JVM; --callback).
 
 $(B)/tools/seccomp-deny: tests/jvm/tools/seccomp-deny.c tests/jvm/tools/seccomp_filter.h mk/lifecycle.mk
 	@mkdir -p $(dir $@)
@@ -28,6 +30,6 @@ $(B)/bench/libjvmti_floor.so: tests/bench/floor_agent.c mk/lifecycle.mk
 bench: $(B)/bench/libjvmti_floor.so
 
 .PHONY: bench-threads
-bench-threads: all $(B)/bench/libjvmti_floor.so
+bench-threads: all $(B)/bench/libjvmti_floor.so $(B)/bench_callback
 	bash tests/bench/threads.sh --agent $(abspath $(B)/libnumapin.so) \
 	    --floor $(abspath $(B)/bench/libjvmti_floor.so) --jdk $(JDK17)

@@ -1,7 +1,8 @@
 /* np_bind: placing the calling thread (np_place_self) on this machine's
  * real CPUs 0 and 1 and its real node 0.
  *
- * np_place_self reads first and sets only what differs.  To see which
+ * np_place_self reads first and sets only what differs (NP_PLACE_CHECK;
+ * NP_PLACE_SET_CPUS sets the CPUs unread, NP_PLACE_FORCE both).  To see which
  * system calls it made, the threads run under a seccomp filter that makes
  * sched_setaffinity and set_mempolicy fail with EPERM (as a container's
  * profile can): a placement that needs no change must succeed all the
@@ -64,7 +65,7 @@ static void deny_setting(void)
 struct job {
     hwloc_const_bitmap_t cpus;
     const struct np_policy *policy;
-    bool force;
+    enum np_place_how how;
     int rc;
     struct np_bind_result r;
     struct np_actual after;
@@ -83,7 +84,7 @@ static void *job_main(void *arg)
         ck_assert_int_eq(np_cpumask_init(&mask, j->cpus), 0);
         ck_assert_ptr_nonnull(mask.bits);
     }
-    j->rc = np_place_self(topo, j->cpus, with_mask ? &mask : NULL, j->policy, j->force, &j->r);
+    j->rc = np_place_self(topo, j->cpus, with_mask ? &mask : NULL, j->policy, j->how, &j->r);
     np_cpumask_destroy(&mask);
     np_read_self(topo, &j->after);
     return NULL;
@@ -110,7 +111,7 @@ START_TEST(sets_what_differs)
     struct np_policy p;
     policy(&p, cpu1, NP_MEM_BIND);
     ck_assert_int_eq(hwloc_set_cpubind(topo, cpu0, HWLOC_CPUBIND_THREAD), 0);
-    struct job j = {cpu1, &p, false, -2, {0}, {0}};
+    struct job j = {cpu1, &p, NP_PLACE_CHECK, -2, {0}, {0}};
     run(&j); /* inherits CPU 0 and the default policy */
     ck_assert_int_eq(j.rc, 0);
     ck_assert(j.r.cpu_ok && j.r.mem_ok);
@@ -119,6 +120,14 @@ START_TEST(sets_what_differs)
     ck_assert_int_eq(j.after.mem_mode, MPOL_BIND);
     ck_assert(hwloc_bitmap_isequal(j.after.mem_nodes, node0));
     np_actual_destroy(&j.after);
+    /* Set without a read first: the same outcome. */
+    struct job k = {cpu1, &p, NP_PLACE_SET_CPUS, -2, {0}, {0}};
+    run(&k); /* inherits CPU 0 */
+    ck_assert_int_eq(k.rc, 0);
+    ck_assert(k.r.cpu_ok && k.r.mem_ok);
+    ck_assert(hwloc_bitmap_isequal(k.after.cpus, cpu1));
+    ck_assert_int_eq(k.after.mem_mode, MPOL_BIND);
+    np_actual_destroy(&k.after);
     np_policy_destroy(&p);
 }
 END_TEST
@@ -134,31 +143,41 @@ static int under_filter(void)
     policy(&none, cpu1, NP_MEM_NONE);
     /* This thread is placed first; its threads inherit the placement. */
     struct np_bind_result r;
-    if (np_place_self(topo, cpu1, NULL, &bind, true, &r) != 0)
+    if (np_place_self(topo, cpu1, NULL, &bind, NP_PLACE_FORCE, &r) != 0)
         return 100;
     deny_setting();
 
     /* Inherited, right: nothing to set, verified by reading. */
-    struct job same = {cpu1, &bind, false, -2, {0}, {0}};
+    struct job same = {cpu1, &bind, NP_PLACE_CHECK, -2, {0}, {0}};
     run(&same);
     bad += same.rc != 0 || !same.r.cpu_ok || !same.r.mem_ok || same.r.cpu_errno || same.r.mem_errno;
     /* The same, forced: the refused calls show. */
-    struct job forced = {cpu1, &bind, true, -2, {0}, {0}};
+    struct job forced = {cpu1, &bind, NP_PLACE_FORCE, -2, {0}, {0}};
     run(&forced);
     bad += forced.rc == 0 || forced.r.cpu_errno != EPERM;
+    /* CPUs set without a read first: refused, but there already. */
+    struct job set_same = {cpu1, &bind, NP_PLACE_SET_CPUS, -2, {0}, {0}};
+    run(&set_same);
+    bad += set_same.rc != 0 || !set_same.r.cpu_ok || set_same.r.cpu_errno || !set_same.r.mem_ok;
+    /* ... and elsewhere: refused, left as it was. */
+    struct job set_other = {both, &bind, NP_PLACE_SET_CPUS, -2, {0}, {0}};
+    run(&set_other);
+    bad += set_other.rc == 0 || set_other.r.cpu_ok || set_other.r.cpu_errno != EPERM ||
+           set_other.r.mem_ok || set_other.r.mem_errno != 0;
+    bad += !hwloc_bitmap_isequal(set_other.after.cpus, cpu1);
     /* Other CPUs: refused, and the thread is left as it was, memory
      * policy untouched. */
-    struct job cpus = {both, &bind, false, -2, {0}, {0}};
+    struct job cpus = {both, &bind, NP_PLACE_CHECK, -2, {0}, {0}};
     run(&cpus);
     bad += cpus.rc == 0 || cpus.r.cpu_errno != EPERM || cpus.r.mem_errno != 0 || cpus.r.mem_ok;
     bad += !hwloc_bitmap_isequal(cpus.after.cpus, cpu1) || cpus.after.mem_mode != MPOL_BIND;
     /* Same CPUs, another policy: CPUs verified, the policy refused. */
-    struct job mem = {cpu1, &interleave, false, -2, {0}, {0}};
+    struct job mem = {cpu1, &interleave, NP_PLACE_CHECK, -2, {0}, {0}};
     run(&mem);
     bad += mem.rc == 0 || !mem.r.cpu_ok || mem.r.cpu_errno != 0 || mem.r.mem_errno != EPERM;
     bad += mem.after.mem_mode != MPOL_BIND;
     /* mem=none: the policy is not looked at. */
-    struct job nomem = {cpu1, &none, false, -2, {0}, {0}};
+    struct job nomem = {cpu1, &none, NP_PLACE_CHECK, -2, {0}, {0}};
     run(&nomem);
     bad += nomem.rc != 0 || !nomem.r.mem_ok || nomem.r.mem_errno != 0;
     return bad;
@@ -189,7 +208,7 @@ START_TEST(unnameable_node)
     struct np_policy p;
     ck_assert_int_eq(np_policy_init(&p, &t), 0);
     ck_assert_int_eq(p.error, EINVAL);
-    struct job j = {cpu1, &p, false, -2, {0}, {0}};
+    struct job j = {cpu1, &p, NP_PLACE_CHECK, -2, {0}, {0}};
     run(&j);
     ck_assert_int_eq(j.rc, -1);
     ck_assert(j.r.cpu_ok);
