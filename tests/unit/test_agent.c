@@ -180,7 +180,7 @@ static void *job_main(void *arg)
 /* Runs a whole thread; returns the CPUs it had after thread_start. */
 static void run_thread(struct np_agent *a, const char *name, char *cpus, size_t len)
 {
-    struct job j = {a, name, "", NULL, NULL, 0};
+    struct job j = {a, name, "", NULL, NULL, 0, 0};
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
@@ -683,7 +683,7 @@ static void hold(struct held *h, struct np_agent *a, const char *name)
 {
     sem_init(&h->placed, 0, 0);
     sem_init(&h->end, 0, 0);
-    h->j = (struct job){a, name, "", &h->placed, &h->end, 0};
+    h->j = (struct job){a, name, "", &h->placed, &h->end, 0, 0};
     ck_assert_int_eq(pthread_create(&h->t, NULL, job_main, &h->j), 0);
     while (sem_wait(&h->placed) != 0)
         ;
@@ -1156,7 +1156,7 @@ START_TEST(sink_told_of_outside_placements)
     sem_init(&may_end, 0, 0);
     pthread_t jt[3];
     for (int k = 0; k < 3; k++) {
-        j[k] = (struct job){a, "ForkJoinPool-2-worker-1", "", &placed, &may_end, 0};
+        j[k] = (struct job){a, "ForkJoinPool-2-worker-1", "", &placed, &may_end, 0, 0};
         ck_assert_int_eq(pthread_create(&jt[k], NULL, job_main, &j[k]), 0);
         while (sem_wait(&placed) != 0)
             ;
