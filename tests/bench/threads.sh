@@ -93,19 +93,20 @@ field() { # field KEY: the number after KEY= in $line
     [[ $line =~ \ $1=([0-9.]+) ]] || { echo "bench: no $1= in: $line" >&2; exit 1; }
     echo "${BASH_REMATCH[1]}"
 }
+bench() { # bench CONFIG WHAT WARMUP THREADS BATCHES: one JVM of CONFIG; its line in $line
+    local ap=${configs[$1]#*|} args=()
+    rm -f "$out/agent.log" "$out/rec.jfr"
+    [ -z "$ap" ] || IFS=';' read -ra args <<<"$ap"
+    line=$("$jdk/bin/java" "${args[@]}" "${jvm[@]}" ThreadBench "$3" "$4" "$5" | grep '^bench ')
+    echo "$2: ${configs[$1]%%|*}: $line" >&2
+}
 declare -A rate cpu self rss
 # shellcheck disable=SC2034  # rate, cpu, self and rss are read through namerefs (col, ratios)
 for r in $(seq 1 "$rounds"); do
     n=${#configs[@]}
     for k in $(seq 0 $((n - 1))); do
         i=$(( (k + r - 1) % n ))   # a different configuration goes first each round
-        name=${configs[$i]%%|*}
-        ap=${configs[$i]#*|}
-        rm -f "$out/agent.log" "$out/rec.jfr"
-        args=()
-        [ -z "$ap" ] || IFS=';' read -ra args <<<"$ap"
-        line=$("$jdk/bin/java" "${args[@]}" "${jvm[@]}" ThreadBench "$warmup" "$threads" "$batches" | grep '^bench ')
-        echo "round $r: $name: $line" >&2
+        bench "$i" "round $r" "$warmup" "$threads" "$batches"
         rate[$i,$r]=$(field rate)
         cpu[$i,$r]=$(field cpu_us)
         self[$i,$r]=$(field self_us)
@@ -115,18 +116,13 @@ done
 
 # The target on its own: the floor (configuration 1), scope=jvm (8) and
 # cpus=core (9), in short JVMs, a different one first each round.
-# shellcheck disable=SC2034  # trate is read through col and ratios
 declare -A trate
 tconfigs=(1 8 9)
+# shellcheck disable=SC2034  # trate is read through namerefs (col, ratios)
 for r in $(seq 1 "$target_rounds"); do
     for k in 0 1 2; do
         i=${tconfigs[$(( (k + r - 1) % 3 ))]}
-        ap=${configs[$i]#*|}
-        rm -f "$out/agent.log"
-        args=()
-        IFS=';' read -ra args <<<"$ap"
-        line=$("$jdk/bin/java" "${args[@]}" "${jvm[@]}" ThreadBench 1000 4000 3 | grep '^bench ')
-        echo "target round $r: ${configs[$i]%%|*}: $line" >&2
+        bench "$i" "target round $r" 1000 4000 3
         trate[$i,$r]=$(field rate)
     done
 done
@@ -136,9 +132,9 @@ col() { # col ARRAY CONFIG [ROUNDS]: the values of every round
     local -n a=$1
     for r in $(seq 1 "${3:-$rounds}"); do echo "${a[$2,$r]}"; done
 }
-ratios() { # ratios ARRAY CONFIG BASE INVERT: per-round ratio to config BASE
+ratios() { # ratios ARRAY CONFIG BASE INVERT [ROUNDS]: per-round ratio to config BASE
     local -n a=$1
-    for r in $(seq 1 "$rounds"); do
+    for r in $(seq 1 "${5:-$rounds}"); do
         if [ "$4" = 1 ]; then
             awk -v x="${a[$3,$r]}" -v y="${a[$2,$r]}" 'BEGIN {printf "%.3f\n", x / y}'
         else
@@ -280,13 +276,9 @@ verdict() { # verdict "LOW to HIGH"
     awk -v lo="${1%% to *}" -v hi="${1##* to }" \
         'BEGIN {print (lo >= 0.98) ? "met" : (hi < 0.98) ? "not met" : "not shown: the interval holds 0.98"}'
 }
-tratios() { # tratios CONFIG: per-round ratio of the target rounds to the floor's
-    for r in $(seq 1 "$target_rounds"); do
-        awk -v x="${trate[1,$r]}" -v y="${trate[$1,$r]}" 'BEGIN {printf "%.3f\n", y / x}'
-    done
-}
-jvm_i=$(tratios 8 | interval)
-core_i=$(tratios 9 | interval)
+tratios() { ratios trate "$1" 1 0 "$target_rounds"; } # the target rounds' ratios to the floor
+declare -A iv
+for i in 8 9; do iv[$i]=$(tratios "$i" | interval); done
 echo
 echo "### The target"
 echo
@@ -304,14 +296,13 @@ for i in 1 8 9; do
     if [ "$i" -eq 1 ]; then
         printf '| %s | %.0f | 1.000 | | | |\n' "${configs[$i]%%|*}" "$m"
     else
-        iv=$(tratios "$i" | interval)
         printf '| %s | %.0f | %s | %s | %s | %s |\n' "${configs[$i]%%|*}" "$m" \
-            "$(tratios "$i" | geomean)" "$iv" "$(tratios "$i" | spread)" "$(verdict "$iv")"
+            "$(tratios "$i" | geomean)" "${iv[$i]}" "$(tratios "$i" | spread)" "$(verdict "${iv[$i]}")"
     fi
 done
 echo
-echo "The target (at least 0.98 of the floor): with \`scope=jvm\` $(verdict "$jvm_i");"
-echo "with \`cpus=core\` besides, $(verdict "$core_i")."
+echo "The target (at least 0.98 of the floor): with \`scope=jvm\` $(verdict "${iv[8]}");"
+echo "with \`cpus=core\` besides, $(verdict "${iv[9]}")."
 echo
 # numapin's own work per thread, without a JVM: the options of the
 # configurations above, with its log in this run's folder.
