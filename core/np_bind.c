@@ -300,6 +300,18 @@ static int cpus_are(const struct np_cpumask *m, bool *same)
     return rc;
 }
 
+/* Binds the calling thread to `cpus`: through `mask` when it has bits and
+ * the topology is this machine's (no conversion or allocation on a
+ * thread's way to its run()), else through hwloc, which refuses to bind to
+ * the CPUs of another machine's topology.  Returns 0, or -1 with errno. */
+static int cpus_set(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
+                    const struct np_cpumask *mask)
+{
+    if (mask != NULL && mask->bits != NULL && hwloc_topology_is_thissystem(topo))
+        return sched_setaffinity(0, mask->bytes, (const cpu_set_t *)mask->bits);
+    return hwloc_set_cpubind(topo, cpus, HWLOC_CPUBIND_THREAD);
+}
+
 /* Reads the calling thread's CPUs and compares them with `cpus`, through
  * `mask` when it has bits, else through hwloc. */
 static bool cpus_read(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
@@ -325,7 +337,7 @@ int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
     bool same = false;
     bool read = how == NP_PLACE_CHECK && cpus_read(topo, cpus, mask, &same);
     if (!read || !same) {
-        if (hwloc_set_cpubind(topo, cpus, HWLOC_CPUBIND_THREAD) == 0) {
+        if (cpus_set(topo, cpus, mask) == 0) {
             read = cpus_read(topo, cpus, mask, &same);
         } else {
             r->cpu_errno = errno ? errno : EINVAL;
