@@ -27,9 +27,16 @@ $(B)/bench/libjvmti_floor.so: tests/bench/floor_agent.c mk/lifecycle.mk
 	$(CC) -O2 -shared -fPIC -std=gnu11 -Wall -Wextra -fvisibility=hidden -Wl,-z,defs \
 	    -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $<
 
-bench: $(B)/bench/libjvmti_floor.so
+# The pair agent (tests/bench/pair_agent.c) loads two agents and lets them
+# take turns; it exports Java_ThreadBench_turn besides Agent_OnLoad/OnUnload.
+$(B)/bench/libjvmti_pair.so: tests/bench/pair_agent.c mk/lifecycle.mk
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -shared -fPIC -std=gnu11 -Wall -Wextra -fvisibility=hidden -Wl,-z,defs \
+	    -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $< -ldl
+
+bench: $(B)/bench/libjvmti_floor.so $(B)/bench/libjvmti_pair.so
 
 .PHONY: bench-threads
-bench-threads: all $(B)/bench/libjvmti_floor.so $(B)/bench_callback
+bench-threads: all $(B)/bench/libjvmti_floor.so $(B)/bench/libjvmti_pair.so $(B)/bench_callback
 	bash tests/bench/threads.sh --agent $(abspath $(B)/libnumapin.so) \
 	    --floor $(abspath $(B)/bench/libjvmti_floor.so) --jdk $(JDK17)

@@ -25,6 +25,19 @@ import java.util.Arrays;
  * thread before run(); precise (per-thread clock) and
  * hardly disturbed by other work. rss_kb is the
  * resident set size at the end (numapin keeps a record of every thread).
+ *
+ *   java -agentpath:libjvmti_pair.so=A#B ThreadBench pairs WARMUP BLOCK PAIRS
+ *
+ * Under the pair agent (pair_agent.c), which holds two agents and lets
+ * one at a time see thread starts: WARMUP threads under each agent in
+ * turn, untimed, then PAIRS pairs of blocks of BLOCK threads, one block
+ * under each agent, in an order drawn at random for each pair. Prints
+ *
+ *   pairs ratio=G a=RA b=RB ratios=Q1,Q2,...
+ *
+ * Qi is pair i's throughput under B divided by its throughput under A (two
+ * neighbouring blocks: what the machine does meanwhile hits both), G their
+ * geometric mean, RA and RB the median block rates (threads per second).
  */
 public final class ThreadBench {
     private ThreadBench() {}
@@ -62,7 +75,45 @@ public final class ThreadBench {
         return "?";
     }
 
+    /** Lets agent 0 (A) or 1 (B) of the pair agent see the threads started next. */
+    static native void turn(int agent);
+
+    static void pairs(int warmup, int block, int pairs) throws InterruptedException {
+        selfAt = -1;
+        long next = 0;
+        for (int w = 0; w < 4; w++) {
+            turn(w % 2);
+            batch(warmup / 2, next);
+            next += warmup / 2;
+        }
+        java.util.Random order = new java.util.Random(13);
+        double[] ratios = new double[pairs];
+        double[][] rates = new double[2][pairs];
+        for (int p = 0; p < pairs; p++) {
+            int first = order.nextInt(2);
+            for (int k = 0; k < 2; k++) {
+                int agent = k == 0 ? first : 1 - first;
+                turn(agent);
+                rates[agent][p] = block / (batch(block, next) / 1e9);
+                next += block;
+            }
+            ratios[p] = rates[1][p] / rates[0][p];
+        }
+        double logs = 0;
+        StringBuilder sb = new StringBuilder();
+        for (double q : ratios) {
+            logs += Math.log(q);
+            sb.append(sb.length() == 0 ? "" : ",").append(String.format("%.4f", q));
+        }
+        System.out.println("pairs ratio=" + String.format("%.4f", Math.exp(logs / pairs)) + " a="
+                + Math.round(median(rates[0])) + " b=" + Math.round(median(rates[1])) + " ratios=" + sb);
+    }
+
     public static void main(String[] args) throws Exception {
+        if (args[0].equals("pairs")) {
+            pairs(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+            return;
+        }
         int warmup = Integer.parseInt(args[0]);
         int n = Integer.parseInt(args[1]);
         int batches = Integer.parseInt(args[2]);

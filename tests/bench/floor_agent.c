@@ -12,21 +12,37 @@
  * adds.  (Bind every thread and `main` is bound too, and with it each
  * thread it starts: a different benchmark.)
  *
+ * With `spin=NS` instead, ThreadStart first busy-waits NS nanoseconds of
+ * the monotonic clock: a known cost, which shows what the pairs of
+ * threads.sh resolve (a floor against itself plus 1 µs a thread).
+ *
  * Built by mk/lifecycle.mk into build/bench/libjvmti_floor.so:
- *   java -agentpath:build/bench/libjvmti_floor.so[=pin=Bench-] ...
+ *   java -agentpath:build/bench/libjvmti_floor.so[=pin=Bench-|=spin=1000] ...
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jvmti.h>
 
 static const char *pin; /* the prefix of the names to bind, or NULL */
+static long spin_ns;    /* the busy wait at each ThreadStart */
+
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
+    if (spin_ns > 0)
+        for (long long until = now_ns() + spin_ns; now_ns() < until;)
+            ;
     jvmtiThreadInfo info;
     memset(&info, 0, sizeof info);
     if ((*jvmti)->GetThreadInfo(jvmti, thread, &info) != JVMTI_ERROR_NONE)
@@ -57,12 +73,15 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
     if (options != NULL && *options != '\0') {
-        if (strncmp(options, "pin=", 4) != 0 || options[4] == '\0') {
-            fprintf(stderr, "jvmti_floor: unknown option '%s': the only option is pin=PREFIX\n",
-                    options);
+        char *end = NULL;
+        if (strncmp(options, "pin=", 4) == 0 && options[4] != '\0') {
+            pin = strdup(options + 4);
+        } else if (strncmp(options, "spin=", 5) != 0 ||
+                   (spin_ns = strtol(options + 5, &end, 10)) <= 0 || *end != '\0') {
+            fprintf(stderr, "jvmti_floor: unknown option '%s': the options are pin=PREFIX and "
+                    "spin=NANOSECONDS\n", options);
             return JNI_ERR;
         }
-        pin = strdup(options + 4);
     }
     jvmtiEnv *jvmti = NULL;
     if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK || jvmti == NULL) {
