@@ -3,6 +3,7 @@
 #include "np_drift.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,30 +90,69 @@ static void follow(struct np_agent *a, struct np_ref e, const struct np_targets 
                   &keep, NP_PLACE_CHECK, &r);
 }
 
-/* The line of a thread placed at its start; made for every placed thread,
- * so built without printf and left to the log thread. */
+/* What the line of a thread placed at its start says: copied into numapin's
+ * log queue, the line made by the log thread (log_placed). */
+struct placed_line {
+    int tid, group, mem_errno;
+    bool cut; /* a part did not fit: the line ends in "..." */
+    /* The name, the nodes, the CPUs and the memory policy, each ending in
+     * '\0'.  A line has room for 1536 bytes of message. */
+    char text[512 + 256 + 1536 + 256];
+};
+
+/* Copies s at to, cut to `room` bytes with its '\0' (and p->cut set);
+ * returns the bytes used. */
+static size_t put(struct placed_line *p, char *to, size_t room, const char *s)
+{
+    size_t k = strnlen(s, room);
+    if (k == room) {
+        k = room - 1;
+        p->cut = true;
+    }
+    memcpy(to, s, k);
+    to[k] = '\0';
+    return k + 1;
+}
+
+static void make_placed(const void *data, struct np_line *l)
+{
+    const struct placed_line *p = data;
+    const char *name = p->text, *node = name + strlen(name) + 1;
+    const char *cpus = node + strlen(node) + 1, *mem = cpus + strlen(cpus) + 1;
+    np_line_add(l, "placed ");
+    np_line_quoted(l, name);
+    np_line_add(l, " tid=");
+    np_line_int(l, p->tid);
+    np_line_add(l, " group=");
+    np_line_int(l, p->group);
+    np_line_add(l, " node=");
+    np_line_add(l, node);
+    np_line_add(l, " cpus=");
+    np_line_add(l, cpus);
+    np_line_add(l, " mem=");
+    np_line_add(l, mem);
+    if (p->mem_errno != 0) {
+        np_line_add(l, " mem_error=");
+        np_line_add(l, np_errno_name(p->mem_errno));
+    }
+    l->cut = l->cut || p->cut;
+}
+
+/* The line of a thread placed at its start: made for every placed thread,
+ * so the thread only copies what it says, and the log thread makes it. */
 static void log_placed(const struct np_agent *a, const char *name, pid_t tid,
                        const struct np_targets *t, const char *cpus, const char *mem, int mem_errno)
 {
-    struct np_line l;
-    np_line_init(&l);
-    np_line_add(&l, "placed ");
-    np_line_quoted(&l, name);
-    np_line_add(&l, " tid=");
-    np_line_int(&l, tid);
-    np_line_add(&l, " group=");
-    np_line_int(&l, a->opt.group);
-    np_line_add(&l, " node=");
-    np_line_add(&l, t->node_list);
-    np_line_add(&l, " cpus=");
-    np_line_add(&l, cpus);
-    np_line_add(&l, " mem=");
-    np_line_add(&l, mem);
-    if (mem_errno != 0) {
-        np_line_add(&l, " mem_error=");
-        np_line_add(&l, np_errno_name(mem_errno));
-    }
-    np_log_line(NP_LOG_INFO, &l);
+    struct placed_line p; /* not zeroed: only what put() writes is copied */
+    p.tid = tid;
+    p.group = a->opt.group;
+    p.mem_errno = mem_errno;
+    p.cut = false;
+    size_t o = put(&p, p.text, 512, name);
+    o += put(&p, p.text + o, 256, t->node_list);
+    o += put(&p, p.text + o, 1536, cpus);
+    o += put(&p, p.text + o, 256, mem);
+    np_log_later(NP_LOG_INFO, make_placed, &p, offsetof(struct placed_line, text) + o);
 }
 
 void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
@@ -155,7 +195,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     }
     char advice[512];
     bool compute;
-    if (np_advise_oversubscribed(live, hwloc_bitmap_weight(t->place_cpus), name, &compute, advice,
+    if (np_advise_oversubscribed(live, t->nplace_cpus, name, &compute, advice,
                                  sizeof advice))
         np_agent_advise(a, np_once_level(&a->warned_oversubscribed,
                                          compute ? NP_LOG_WARNING : NP_LOG_INFO), advice);

@@ -53,7 +53,7 @@ bool np_log_enabled(enum np_level level);
 int np_log_start_writer(void);
 
 /* Stops the log thread, after it wrote what was queued (np_log_close does
- * this); lines of np_log_line are written at once again. */
+ * this); lines of np_log_later are written at once again. */
 void np_log_stop_writer(void);
 
 /* Writes out the lines queued for the log thread, now. */
@@ -76,9 +76,16 @@ void np_line_int(struct np_line *l, long v);
 /* Adds s as np_quote writes it. */
 void np_line_quoted(struct np_line *l, const char *s);
 
-/* Logs l at `level`: queued for the log thread when it runs, else written
- * at once. */
-void np_log_line(enum np_level level, const struct np_line *l);
+/* Builds a message into l from `data` alone: it runs later, on whichever
+ * thread writes the line out. */
+typedef void np_line_maker(const void *data, struct np_line *l);
+
+/* Logs a line at `level` whose message make(data) builds: the line's time
+ * is now, and `size` bytes of data are copied.  While the log thread runs
+ * the line is queued and made there, so the caller pays for neither the
+ * building nor the write; else (or when the queue is full) it is made and
+ * written at once.  Lines keep the order in which they were logged. */
+void np_log_later(enum np_level level, np_line_maker *make, const void *data, size_t size);
 
 /* True when the log is a file and `path` names it too. */
 bool np_log_same_file(const char *path);

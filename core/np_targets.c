@@ -109,6 +109,7 @@ int np_targets_prepare(struct np_targets *t, const struct np_options *o)
     for (int s = 0; s < t->nslots; s++)
         if (np_cpumask_init(&t->slot_masks[s], t->slots[s]) != 0)
             return -1;
+    t->nplace_cpus = hwloc_bitmap_weight(t->place_cpus);
     /* Each CPU's slot, for the thread that can stay where it runs. */
     t->ncpus_known = hwloc_bitmap_last(t->place_cpus) + 1;
     if (t->ncpus_known > 0) {

@@ -49,6 +49,7 @@ struct np_targets {
     struct np_cpumask *slot_masks;
     int *slot_of_cpu;                 /* each CPU's slot (-1: none), CPUs 0 to ncpus_known-1 */
     int ncpus_known;
+    int nplace_cpus;                  /* CPUs in place_cpus */
     struct np_policy policy;
     char mem_str[256];
     struct np_report_plan report_plan;

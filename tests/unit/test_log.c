@@ -189,8 +189,30 @@ START_TEST(long_line)
 }
 END_TEST
 
-/* Lines built by np_line have np_log's shape: header, message, newline;
- * a message too long is cut and ends with "...". */
+/* What the test lines say: made into a line by make_test_line. */
+struct test_line {
+    long tid, n;
+    char name[64];
+};
+
+static _Atomic(pthread_t) made_on; /* the thread that last made a test line */
+
+static void make_test_line(const void *data, struct np_line *l)
+{
+    const struct test_line *t = data;
+    made_on = pthread_self();
+    np_line_add(l, "placed ");
+    np_line_quoted(l, t->name);
+    np_line_add(l, " tid=");
+    np_line_int(l, t->tid);
+    np_line_add(l, " n=");
+    np_line_int(l, t->n);
+    np_line_add(l, " z=");
+    np_line_int(l, 0);
+}
+
+/* Lines of np_log_later have np_log's shape: header, message, newline.
+ * Without the log thread they are made and written at once. */
 START_TEST(built_lines)
 {
     char dir[256], path[512];
@@ -198,35 +220,85 @@ START_TEST(built_lines)
     snprintf(path, sizeof path, "%s/b.log", dir);
     np_log_init();
     ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
-    struct np_line l;
-    np_line_init(&l);
-    np_line_add(&l, "placed ");
-    np_line_quoted(&l, "a \"b\"\n");
-    np_line_add(&l, " tid=");
-    np_line_int(&l, 4369);
-    np_line_add(&l, " n=");
-    np_line_int(&l, -12);
-    np_line_add(&l, " z=");
-    np_line_int(&l, 0);
-    np_log_line(NP_LOG_INFO, &l);
-    np_log_line(NP_LOG_DEBUG, &l); /* below the level: not written */
-    char big[3000];
-    memset(big, 'y', sizeof big - 1);
-    big[sizeof big - 1] = '\0';
-    np_line_init(&l);
-    np_line_add(&l, big);
-    np_log_line(NP_LOG_WARNING, &l);
+    struct test_line t = {4369, -12, "a \"b\"\n"};
+    np_log_later(NP_LOG_INFO, make_test_line, &t, sizeof t);
+    ck_assert(pthread_equal(made_on, pthread_self()));
+    np_log_later(NP_LOG_DEBUG, make_test_line, &t, sizeof t); /* below the level: not written */
+    char *text = t_read_file(path, NULL);
+    ck_assert_int_eq(t_count_lines(text, "placed"), 1); /* written at once */
+    free(text);
+    np_log_close();
+    text = t_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    char lines[4][256];
+    ck_assert_int_eq(check_lines(text, lines, 4), 1);
+    ck_assert_str_eq(lines[0], "info|placed \"a \\\"b\\\"\\x0a\" tid=4369 n=-12 z=0");
+    free(text);
+    t_rmdir(dir);
+}
+END_TEST
+
+/* A message too long for a line is cut, and the line ends with "...". */
+static void make_long_line(const void *data, struct np_line *l)
+{
+    (void)data;
+    for (int i = 0; i < 100; i++)
+        np_line_add(l, "yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy");
+}
+
+START_TEST(later_line_cut)
+{
+    char dir[256], path[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/c.log", dir);
+    np_log_init();
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    np_log_later(NP_LOG_WARNING, make_long_line, NULL, 0);
     np_log_close();
     char *text = t_read_file(path, NULL);
     ck_assert_ptr_nonnull(text);
-    char lines[4][256];
-    ck_assert_int_eq(check_lines(text, lines, 4), 2);
-    ck_assert_str_eq(lines[0], "info|placed \"a \\\"b\\\"\\x0a\" tid=4369 n=-12 z=0");
-    char *second = strchr(text, '\n') + 1;
-    char *end = strchr(second, '\n');
+    char *end = strchr(text, '\n');
+    ck_assert_ptr_nonnull(end);
     ck_assert_msg(strncmp(end - 3, "...", 3) == 0, "a cut line ends with ...");
-    ck_assert_uint_eq((size_t)(end - strstr(second, "] y")) - 2, sizeof l.text + 3);
+    struct np_line probe;
+    ck_assert_uint_eq((size_t)(end - strstr(text, "] y")) - 2, sizeof probe.text + 3);
     free(text);
+    t_rmdir(dir);
+}
+END_TEST
+
+/* With the log thread, a line is made there, from a copy of its data
+ * taken when it was logged. */
+START_TEST(later_line_made_by_log_thread)
+{
+    char dir[256], path[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/t.log", dir);
+    np_log_init();
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    ck_assert_int_eq(np_log_start_writer(), 0);
+    made_on = pthread_self();
+    struct test_line t = {7, 8, "first"};
+    np_log_later(NP_LOG_INFO, make_test_line, &t, sizeof t);
+    snprintf(t.name, sizeof t.name, "changed");
+    np_log_flush();
+    char *text = t_read_file(path, NULL);
+    ck_assert_ptr_nonnull(strstr(text, "] placed \"first\" tid=7 n=8 z=0\n"));
+    ck_assert_ptr_null(strstr(text, "changed"));
+    free(text);
+    /* Left to the log thread (no flush), it is made there. */
+    made_on = pthread_self();
+    np_log_later(NP_LOG_INFO, make_test_line, &t, sizeof t);
+    int found = 0;
+    for (int tries = 0; tries < 500 && !found; tries++) {
+        usleep(10000);
+        text = t_read_file(path, NULL);
+        found = strstr(text, "] placed \"changed\"") != NULL;
+        free(text);
+    }
+    ck_assert(found);
+    ck_assert(!pthread_equal(made_on, pthread_self()));
+    np_log_close();
     t_rmdir(dir);
 }
 END_TEST
@@ -235,21 +307,33 @@ struct maker {
     int id, n;
 };
 
+/* "line ID I" and dots. */
+struct numbered {
+    int id, i;
+};
+
+static void make_numbered(const void *data, struct np_line *l)
+{
+    const struct numbered *n = data;
+    np_line_add(l, "line ");
+    np_line_int(l, n->id);
+    np_line_add(l, " ");
+    np_line_int(l, n->i);
+    np_line_add(l, " ........................................................................"
+                   "..........................................................................");
+}
+
 static void *make_lines(void *arg)
 {
     const struct maker *m = arg;
     for (int i = 0; i < m->n; i++) {
-        struct np_line l;
-        np_line_init(&l);
-        np_line_add(&l, "line ");
-        np_line_int(&l, m->id);
-        np_line_add(&l, " ");
-        np_line_int(&l, i);
-        /* Long enough that the queue fills, and lines are then written by
-         * their maker. */
-        np_line_add(&l, " ........................................................................"
-                        "..........................................................................");
-        np_log_line(NP_LOG_INFO, &l);
+        /* Data padded so that the queue fills and lines are then written
+         * by their maker. */
+        struct {
+            struct numbered n;
+            char pad[120];
+        } d = {{m->id, i}, {0}};
+        np_log_later(NP_LOG_INFO, make_numbered, &d, sizeof d);
     }
     return NULL;
 }
@@ -538,6 +622,8 @@ Suite *log_suite(void)
     tcase_add_test(tc, format_and_levels);
     tcase_add_test(tc, long_line);
     tcase_add_test(tc, built_lines);
+    tcase_add_test(tc, later_line_cut);
+    tcase_add_test(tc, later_line_made_by_log_thread);
     tcase_add_test(tc, log_thread_keeps_every_line_in_order);
     tcase_add_test(tc, log_thread_lines_written_at_exit);
     tcase_add_test(tc, log_thread_counts_lost_lines);
