@@ -98,6 +98,16 @@ START_TEST(level_names)
 }
 END_TEST
 
+/* Makes a temporary folder (its path in dir) and opens the log at info
+ * level on the file `name` in it (its path in path). */
+static void log_in_tmp(char dir[static 256], char path[static 512], const char *name)
+{
+    t_tmpdir(dir, 256);
+    snprintf(path, 512, "%s/%s", dir, name);
+    np_log_init();
+    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+}
+
 /* Checks every line of `text` against the unified-logging shape. */
 static int check_lines(const char *text, char lines[][256], int max)
 {
@@ -122,10 +132,7 @@ static int check_lines(const char *text, char lines[][256], int max)
 START_TEST(format_and_levels)
 {
     char dir[256], path[512];
-    t_tmpdir(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/numapin.log", dir);
-    np_log_init();
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    log_in_tmp(dir, path, "numapin.log");
     ck_assert(np_log_enabled(NP_LOG_ERROR));
     ck_assert(np_log_enabled(NP_LOG_INFO));
     ck_assert(!np_log_enabled(NP_LOG_DEBUG));
@@ -164,10 +171,7 @@ END_TEST
 START_TEST(long_line)
 {
     char dir[256], path[512];
-    t_tmpdir(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/l.log", dir);
-    np_log_init();
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    log_in_tmp(dir, path, "l.log");
     char *big = malloc(5000);
     memset(big, 'y', 4999);
     big[4999] = '\0';
@@ -216,10 +220,7 @@ static void make_test_line(const void *data, struct np_line *l)
 START_TEST(built_lines)
 {
     char dir[256], path[512];
-    t_tmpdir(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/b.log", dir);
-    np_log_init();
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    log_in_tmp(dir, path, "b.log");
     struct test_line t = {4369, -12, "a \"b\"\n"};
     np_log_later(NP_LOG_INFO, make_test_line, &t, sizeof t);
     ck_assert(pthread_equal(made_on, pthread_self()));
@@ -249,10 +250,7 @@ static void make_long_line(const void *data, struct np_line *l)
 START_TEST(later_line_cut)
 {
     char dir[256], path[512];
-    t_tmpdir(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/c.log", dir);
-    np_log_init();
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    log_in_tmp(dir, path, "c.log");
     np_log_later(NP_LOG_WARNING, make_long_line, NULL, 0);
     np_log_close();
     char *text = t_read_file(path, NULL);
@@ -272,10 +270,7 @@ END_TEST
 START_TEST(later_line_made_by_log_thread)
 {
     char dir[256], path[512];
-    t_tmpdir(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/t.log", dir);
-    np_log_init();
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    log_in_tmp(dir, path, "t.log");
     ck_assert_int_eq(np_log_start_writer(), 0);
     made_on = pthread_self();
     struct test_line t = {7, 8, "first"};
@@ -362,10 +357,7 @@ static int count_in_order(const char *text, int makers, int *per)
 START_TEST(log_thread_keeps_every_line_in_order)
 {
     char dir[256], path[512];
-    t_tmpdir(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/w.log", dir);
-    np_log_init();
-    ck_assert_int_eq(np_log_open(NP_LOG_INFO, path, NULL), 0);
+    log_in_tmp(dir, path, "w.log");
     ck_assert_int_eq(np_log_start_writer(), 0);
     struct maker m[3] = {{0, 3000}, {1, 3000}, {2, 40}};
     pthread_t t[2];
