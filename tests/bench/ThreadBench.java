@@ -103,9 +103,9 @@ public final class ThreadBench {
         StringBuilder sb = new StringBuilder();
         for (double q : ratios) {
             logs += Math.log(q);
-            sb.append(sb.length() == 0 ? "" : ",").append(String.format("%.4f", q));
+            sb.append(sb.length() == 0 ? "" : ",").append(String.format(java.util.Locale.ROOT, "%.4f", q));
         }
-        System.out.println("pairs ratio=" + String.format("%.4f", Math.exp(logs / pairs)) + " a="
+        System.out.println("pairs ratio=" + String.format(java.util.Locale.ROOT, "%.4f", Math.exp(logs / pairs)) + " a="
                 + Math.round(median(rates[0])) + " b=" + Math.round(median(rates[1])) + " ratios=" + sb);
     }
 

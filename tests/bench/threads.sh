@@ -320,7 +320,7 @@ echo "thread starts at a time. ThreadBench starts $pair_block threads under one,
 echo "$pair_block under the other, in an order drawn for each pair; a pair's ratio is"
 echo "B's throughput over A's in those two neighbouring blocks, so what the"
 echo "machine does meanwhile hits both. $npairs pairs in each of $pair_jvms JVMs, after 2000"
-echo "untimed threads; a comparison's figure is the median of its pairs"
+echo "untimed threads under each agent; a comparison's figure is the median of its pairs"
 echo "(a few pairs stray far more than the rest, so the median rather than"
 echo "the mean), with its 90% bootstrap interval. Whatever"
 echo "an agent does once per JVM (numapin binds the process at load and runs"
