@@ -78,8 +78,9 @@ trap 'rm -rf "$out"' EXIT
 # ratios below take "no agent" as configuration 0 and the floor as
 # configuration 1; the JFR section compares 4 with 5 (jfr=on and jfr=off, no
 # recording) and 7 with 6 (a recording, with and without numapin); the
-# target is judged on 8 and 9 against 1, and 9 against 10 (the floor that
-# also binds each thread to one CPU) says what cpus=core adds above binding.
+# sentences after the table compare 8 and 9 with 1, and 9 with 10 (the floor
+# that also binds each thread to one CPU); the target itself is judged in
+# the pairs further down.
 rec="-XX:StartFlightRecording:filename=$out/rec.jfr,settings=default"
 configs=(
     "no agent|"
@@ -153,13 +154,13 @@ for k in "${!pairs[@]}"; do
 done
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-col() { # col ARRAY CONFIG [ROUNDS]: the values of every round
+col() { # col ARRAY CONFIG: the values of every round
     local -n a=$1
-    for r in $(seq 1 "${3:-$rounds}"); do echo "${a[$2,$r]}"; done
+    for r in $(seq 1 "$rounds"); do echo "${a[$2,$r]}"; done
 }
-ratios() { # ratios ARRAY CONFIG BASE INVERT [ROUNDS]: per-round ratio to config BASE
+ratios() { # ratios ARRAY CONFIG BASE INVERT: per-round ratio to config BASE
     local -n a=$1
-    for r in $(seq 1 "${5:-$rounds}"); do
+    for r in $(seq 1 "$rounds"); do
         if [ "$4" = 1 ]; then
             awk -v x="${a[$3,$r]}" -v y="${a[$2,$r]}" 'BEGIN {printf "%.3f\n", x / y}'
         else
