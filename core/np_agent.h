@@ -62,6 +62,9 @@ struct np_agent {
     bool have_startup;
     int cpus_at_load;                 /* CPUs the JVM could use when numapin loaded */
     bool jvm_placed;                  /* scope=jvm: the process is bound to the group */
+    /* scope=jvm, loaded at start-up: the loading thread, which creates
+     * every other, read back the group's memory policy as set. */
+    bool jvm_mem_set;
     bool numa_turned_off;             /* numapin turned HotSpot's UseNUMA off at load */
     struct np_memory exit_memory;     /* read for the summary, kept for the report */
     struct np_record *record;

@@ -54,6 +54,9 @@ int np_agent_place_jvm(struct np_agent *a, const struct np_targets *g, const str
         np_log(NP_LOG_WARNING, "scope=jvm: the JVM reads back cpus=%s mem=%s, not cpus=%s mem=%s",
                got_cpus, got_mem, cpus, mem);
     }
+    /* At a late attach the running threads keep the policies they had, and
+     * so do the threads they create. */
+    a->jvm_mem_set = !a->late && t->mem != NP_MEM_NONE && r.mem_errno == 0 && r.mem_ok;
     if (rc == 0 || !a->opt.strict) /* under strict a failure stops the JVM: nothing is placed */
         np_log(NP_LOG_INFO, "jvm group=%d node=%s cpus=%s mem=%s", a->opt.group, g->node_list,
                got_cpus, got_mem);

@@ -312,6 +312,9 @@ static bool prepare(struct np_agent *a)
     struct np_targets *t = a->targets;
     if (np_targets_prepare(t, &a->opt) != 0)
         return false;
+    /* Placed threads have the JVM's policy from their start: the same
+     * nodes and mode, set on the thread that creates the others. */
+    np_targets_inherit_policy(t, a->jvm_mem_set);
     return !a->have_startup || np_targets_set_unplaced(t, a->startup.cpus, &a->startup) == 0;
 }
 

@@ -220,6 +220,14 @@ void np_policy_destroy(struct np_policy *p)
     p->mask = NULL;
 }
 
+bool np_policy_same(const struct np_policy *a, const struct np_policy *b)
+{
+    if (a->mode != b->mode || a->empty != b->empty || (a->mask == NULL) != (b->mask == NULL))
+        return false;
+    return a->mask == NULL ||
+           (a->nbits == b->nbits && memcmp(a->mask, b->mask, mask_words(a->nbits) * sizeof *a->mask) == 0);
+}
+
 /* Node masks of the kernel's size fit here on the stack (4096 nodes). */
 #define STACK_WORDS 65
 
@@ -348,6 +356,8 @@ int np_place_self(hwloc_topology_t topo, hwloc_const_bitmap_t cpus,
     r->cpu_ok = r->cpu_errno == 0 && read && same;
     if (p->mode < 0) {
         r->mem_ok = true;
+    } else if (p->inherited) {
+        r->mem_ok = r->mem_inherited = r->cpu_errno == 0;
     } else if (r->cpu_errno == 0) {
         /* A thread whose CPUs cannot be set is left exactly as it was. */
         same = false;

@@ -30,7 +30,8 @@ struct np_bind_result {
     int cpu_errno;  /* 0: CPU binding applied */
     int mem_errno;  /* 0: memory policy applied, or mem=none */
     bool cpu_ok;    /* read back equal to the target */
-    bool mem_ok;
+    bool mem_ok;    /* read back equal, or inherited (mem_inherited) */
+    bool mem_inherited; /* the policy is one the thread started with: not read */
 };
 
 /* A memory policy in the kernel's terms, prepared once for a target so
@@ -41,6 +42,11 @@ struct np_policy {
     unsigned long *mask;  /* kernel node mask, or NULL without NUMA support */
     unsigned long nbits;  /* bits the kernel takes in a node mask */
     bool empty;           /* no nodes (local allocation) */
+    /* Every thread starts with this policy: the whole JVM was given it,
+     * and it read back as set (Linux copies a thread's policy to the
+     * threads it creates, and only the thread itself can change it).
+     * np_place_self then neither reads nor sets it. */
+    bool inherited;
 };
 
 /* Prepares libnuma (numa_available).  Returns 0, or -1 with errno ENOSYS
@@ -59,6 +65,9 @@ int np_read_self(hwloc_topology_t topo, struct np_actual *a);
  * error, for np_place_self to report.  Returns 0, or -1 with errno ENOMEM. */
 int np_policy_init(struct np_policy *p, const struct np_target *t);
 void np_policy_destroy(struct np_policy *p);
+
+/* True when a and b set the same mode and nodes. */
+bool np_policy_same(const struct np_policy *a, const struct np_policy *b);
 
 /* A set of CPUs in the kernel's own format and size, made once from a
  * hwloc bitmap: a thread's CPUs are compared with it as sched_getaffinity
@@ -79,7 +88,8 @@ void np_cpumask_destroy(struct np_cpumask *m);
 enum np_place_how {
     /* Reads the thread's CPUs and policy first and sets only what differs:
      * a thread created by a placed thread inherits its placement (Linux
-     * threads do), and then only costs the two reads. */
+     * threads do), and then only costs the reads (one when the policy is
+     * marked inherited). */
     NP_PLACE_CHECK,
     /* Sets the CPUs without reading them first, for a target the thread
      * is not expected to have inherited (one core of several); the policy
@@ -91,7 +101,8 @@ enum np_place_how {
 };
 
 /* Places the calling thread on `cpus` with policy `p`, and verifies it:
- * sets what `how` says and reads back what it set.  A thread whose CPUs
+ * sets what `how` says and reads back what it set (a policy marked
+ * `inherited` is taken as the thread's: r->mem_inherited).  A thread whose CPUs
  * cannot be set is left as it was.  `mask` (NULL, or `cpus` made by
  * np_cpumask_init) makes the reads cheaper.  Returns 0 when the placement
  * is verified, -1 otherwise (details in *r). */

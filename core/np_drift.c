@@ -249,6 +249,10 @@ int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset)
         return 0;
     }
     const struct np_targets *before = last_with_cpus(old);
+    /* Threads keep inheriting the JVM's policy while every plan gives it:
+     * once one set another, the threads those create start with that. */
+    np_targets_inherit_policy(t, before != NULL && before->policy.inherited &&
+                                     np_policy_same(&t->policy, &before->policy));
     t->gen = old->gen + 1;
     t->older = old;
     if (t->used_before == NULL)

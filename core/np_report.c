@@ -76,10 +76,14 @@ static void entry(const struct np_entry *e, void *arg)
     np_json_bool(j, "live", e->live);
     np_json_str(j, "cpus", cpus);
     np_json_str(j, "mem", mem);
-    if (e->outcome == NP_PLACED)
+    if (e->outcome == NP_PLACED) {
         np_json_bool(j, "verified", e->cpu_ok && e->mem_ok);
-    else
+        np_json_bool(j, "mem_inherited", mem != NULL && e->how == NP_HOW_START &&
+                                             plan_of(l->p, e->mem_plan)->mem_inherited);
+    } else {
         np_json_null(j, "verified");
+        np_json_null(j, "mem_inherited");
+    }
     np_json_str(j, "cpu_error", error_name(e->cpu_errno));
     np_json_str(j, "mem_error", error_name(e->mem_errno));
     np_json_int(j, "drift", e->drift);
@@ -109,6 +113,7 @@ void np_report_json(const struct np_report_plan *p, struct np_record *r, int kee
     np_json_str(&j, "cpukind", np_cpukind_name(p->cpukind, kind, sizeof kind));
     np_json_int(&j, "slots", p->nslots);
     np_json_str(&j, "mem", p->mem);
+    np_json_bool(&j, "mem_inherited", p->mem_inherited);
     np_json_str(&j, "threads", p->threads);
     np_json_str(&j, "scope", np_scope_name(p->scope));
     np_json_bool(&j, "dryrun", p->dryrun);

@@ -30,6 +30,7 @@ struct np_report_plan {
     int nslots;
     const char *const *slot_cpus;   /* each slot's CPUs (cpus=core|pu) */
     const char *mem;                /* the memory policy placed threads get */
+    bool mem_inherited;             /* ... which they start with: the JVM's (scope=jvm) */
     const char *threads;            /* the thread globs as given */
     enum np_scope scope;
     bool dryrun;

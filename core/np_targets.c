@@ -135,6 +135,12 @@ int np_targets_prepare(struct np_targets *t, const struct np_options *o)
     return 0;
 }
 
+void np_targets_inherit_policy(struct np_targets *t, bool inherited)
+{
+    t->policy.inherited = inherited && !t->none && t->policy.mode >= 0;
+    t->report_plan.mem_inherited = t->policy.inherited;
+}
+
 const struct np_targets *np_targets_find(const struct np_targets *t, unsigned gen)
 {
     for (const struct np_targets *o = t; o != NULL; o = o->older)

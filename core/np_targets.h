@@ -101,6 +101,11 @@ int np_targets_prepare(struct np_targets *t, const struct np_options *o);
 int np_targets_set_unplaced(struct np_targets *t, hwloc_const_bitmap_t cpus,
                             const struct np_actual *startup);
 
+/* Marks t's memory policy as the one every thread of the JVM starts with
+ * (np_policy.inherited), for placing and for the report, when `inherited`
+ * and t sets one. */
+void np_targets_inherit_policy(struct np_targets *t, bool inherited);
+
 /* The targets of generation `gen`, from t back through the older ones;
  * t itself when there is none (which a caller never asks for). */
 const struct np_targets *np_targets_find(const struct np_targets *t, unsigned gen);

@@ -154,6 +154,8 @@ struct job {
     sem_t *placed, *may_end; /* optional: hold the thread alive */
     pid_t tid;
     int start_on; /* 1 + the CPU the thread starts on, 0: any */
+    bool own_policy; /* the thread drops the memory policy it inherited */
+    int mode;        /* its policy's mode after thread_start */
 };
 
 static void *job_main(void *arg)
@@ -166,8 +168,11 @@ static void *job_main(void *arg)
         CPU_SET(j->start_on - 1, &one);
         ck_assert_int_eq(sched_setaffinity(0, sizeof one, &one), 0);
     }
+    if (j->own_policy)
+        ck_assert_int_eq(set_mempolicy(MPOL_DEFAULT, NULL, 0), 0);
     np_agent_thread_start(j->a, j->name, gettid());
     my_cpus(j->cpus, sizeof j->cpus);
+    ck_assert_int_eq(get_mempolicy(&j->mode, NULL, 0, NULL, 0), 0);
     if (j->placed)
         sem_post(j->placed);
     if (j->may_end)
@@ -180,7 +185,7 @@ static void *job_main(void *arg)
 /* Runs a whole thread; returns the CPUs it had after thread_start. */
 static void run_thread(struct np_agent *a, const char *name, char *cpus, size_t len)
 {
-    struct job j = {a, name, "", NULL, NULL, 0, 0};
+    struct job j = {a, name, "", NULL, NULL, 0, 0, false, -1};
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
@@ -290,6 +295,53 @@ START_TEST(memory_preferred_on_real_node)
     ck_assert_int_eq(t_count_lines(log, "mem_failed=0"), 1);
     ck_assert_int_eq(t_count_lines(log, "[warning]"), 0);
     free(log);
+}
+END_TEST
+
+/* The memory policy mode of a placed thread after its start, the thread
+ * having dropped its inherited policy first when own_policy. */
+static int placed_mode(struct np_agent *a, bool own_policy)
+{
+    struct job j = {a, "ForkJoinPool-1-worker-1", "", NULL, NULL, 0, 0, own_policy, -1};
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_str_eq(j.cpus, "0");
+    return j.mode;
+}
+
+/* Loaded at start-up, scope=jvm gives the loading thread the group's
+ * policy, and every thread inherits it: a placed thread's CPUs are read
+ * back, its policy is taken as the JVM's (the report says so), and a
+ * thread that changed its own is left with it.  Attached late, the running
+ * threads kept theirs: each placed thread's is read and set. */
+START_TEST(whole_jvm_policy_inherited_at_load)
+{
+    char pattern[600], path[600];
+    snprintf(pattern, sizeof pattern, "%s/report-%%p.json", dir);
+    snprintf(path, sizeof path, "%s/report-%d.json", dir, (int)getpid());
+    struct np_agent *a = create("group=0,log=info:%s,report=%s", log_path, pattern);
+    ck_assert(a->jvm_mem_set);
+    ck_assert_int_eq(placed_mode(a, false), MPOL_PREFERRED);
+    ck_assert_int_eq(placed_mode(a, true), MPOL_DEFAULT);
+    np_agent_summary(a);
+    np_agent_report(a);
+    np_agent_destroy(a);
+    char *argv[] = {"/usr/bin/jq", "-r",
+                    ".plan.mem_inherited, (.threads[] | \"\\(.mem)|\\(.verified)|\\(.mem_inherited)\")",
+                    path, NULL};
+    char *out = NULL, *err = NULL;
+    ck_assert_msg(t_run(argv, &out, &err) == 0, "jq: %s", err);
+    ck_assert_str_eq(out, "true\npreferred:0|true|true\npreferred:0|true|true\n");
+    free(out);
+    free(err);
+    unplace();
+
+    struct np_start late = {true, NULL};
+    ck_assert_int_eq(np_agent_start("group=0,log=info", &late, &a), NP_OK);
+    ck_assert(a->jvm_placed && !a->jvm_mem_set);
+    ck_assert_int_eq(placed_mode(a, true), MPOL_PREFERRED);
+    np_agent_destroy(a);
 }
 END_TEST
 
@@ -419,7 +471,7 @@ START_TEST(cpus_core_least_loaded)
     sem_t placed, end_a;
     sem_init(&placed, 0, 0);
     sem_init(&end_a, 0, 0);
-    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a, 0, 1};
+    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a, 0, 1, false, -1};
     pthread_t ta;
     ck_assert_int_eq(pthread_create(&ta, NULL, job_main, &ja), 0);
     while (sem_wait(&placed) != 0)
@@ -428,7 +480,7 @@ START_TEST(cpus_core_least_loaded)
     char cpus[64];
     /* A still holds core 0, so B gets core 1, even when it starts on CPU
      * 0; B ends; C again gets core 1, the free one. */
-    struct job jb = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 1};
+    struct job jb = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 1, false, -1};
     pthread_t tb;
     ck_assert_int_eq(pthread_create(&tb, NULL, job_main, &jb), 0);
     ck_assert_int_eq(pthread_join(tb, NULL), 0);
@@ -441,7 +493,7 @@ START_TEST(cpus_core_least_loaded)
      * that it need not move. */
     for (int cpu = 0; cpu < 2; cpu++)
         for (int again = 0; again < 2; again++) {
-            struct job j = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, cpu + 1};
+            struct job j = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, cpu + 1, false, -1};
             pthread_t t;
             ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
             ck_assert_int_eq(pthread_join(t, NULL), 0);
@@ -683,7 +735,7 @@ static void hold(struct held *h, struct np_agent *a, const char *name)
 {
     sem_init(&h->placed, 0, 0);
     sem_init(&h->end, 0, 0);
-    h->j = (struct job){a, name, "", &h->placed, &h->end, 0, 0};
+    h->j = (struct job){a, name, "", &h->placed, &h->end, 0, 0, false, -1};
     ck_assert_int_eq(pthread_create(&h->t, NULL, job_main, &h->j), 0);
     while (sem_wait(&h->placed) != 0)
         ;
@@ -856,6 +908,27 @@ START_TEST(replan_follows_the_cpuset)
                           "ForkJoinPool-1-worker-3|1|null|false|0\n");
     free(out);
     free(err);
+}
+END_TEST
+
+/* Under scope=jvm a re-plan onto another node gives placed threads
+ * another policy, which the threads they create inherit: from then on each
+ * placed thread's policy is read and set, back on the first node too. */
+START_TEST(replan_ends_the_inherited_policy)
+{
+    struct np_agent *a = create("group=0,groups=2,log=info:%s", log_path);
+    ck_assert(np_agent_targets(a)->policy.inherited);
+    hwloc_bitmap_t one = t_bitmap("1"), both = t_bitmap("0-1");
+    ck_assert_int_eq(np_agent_replan(a, one), 1);
+    ck_assert_str_eq(np_agent_targets(a)->node_list, "1");
+    ck_assert(!np_agent_targets(a)->policy.inherited);
+    ck_assert_int_eq(np_agent_replan(a, both), 1);
+    ck_assert_str_eq(np_agent_targets(a)->node_list, "0");
+    ck_assert(!np_agent_targets(a)->policy.inherited);
+    ck_assert_int_eq(placed_mode(a, true), MPOL_PREFERRED);
+    np_agent_destroy(a);
+    hwloc_bitmap_free(one);
+    hwloc_bitmap_free(both);
 }
 END_TEST
 
@@ -1156,7 +1229,7 @@ START_TEST(sink_told_of_outside_placements)
     sem_init(&may_end, 0, 0);
     pthread_t jt[3];
     for (int k = 0; k < 3; k++) {
-        j[k] = (struct job){a, "ForkJoinPool-2-worker-1", "", &placed, &may_end, 0, 0};
+        j[k] = (struct job){a, "ForkJoinPool-2-worker-1", "", &placed, &may_end, 0, 0, false, -1};
         ck_assert_int_eq(pthread_create(&jt[k], NULL, job_main, &j[k]), 0);
         while (sem_wait(&placed) != 0)
             ;
@@ -1382,6 +1455,7 @@ Suite *agent_suite(void)
     tcase_add_test(tc, group0_places_on_cpu0);
     tcase_add_test(tc, group1_places_on_cpu1);
     tcase_add_test(tc, memory_preferred_on_real_node);
+    tcase_add_test(tc, whole_jvm_policy_inherited_at_load);
     tcase_add_test(tc, dryrun_binds_nothing);
     tcase_add_test(tc, bad_options);
     tcase_add_test(tc, bad_option_reaches_chosen_log);
@@ -1403,6 +1477,7 @@ Suite *agent_suite(void)
     tcase_add_test(tc, drift_is_put_back);
     tcase_add_test(tc, drift_log_leaves_it);
     tcase_add_test(tc, replan_follows_the_cpuset);
+    tcase_add_test(tc, replan_ends_the_inherited_policy);
     tcase_add_test(tc, replan_to_no_cpus_and_back);
     tcase_add_test(tc, marker_shows_planned_cpus_and_drift);
     tcase_add_test(tc, auto_with_one_group_takes_no_lock);

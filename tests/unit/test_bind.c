@@ -180,6 +180,19 @@ static int under_filter(void)
     struct job nomem = {cpu1, &none, NP_PLACE_CHECK, -2, {0}, {0}};
     run(&nomem);
     bad += nomem.rc != 0 || !nomem.r.mem_ok || nomem.r.mem_errno != 0;
+    bad += nomem.r.mem_inherited;
+    /* A policy every thread inherits is taken as the thread's: neither
+     * read (this thread has bind, not interleave) nor set (refused here);
+     * the CPUs are still read. */
+    interleave.inherited = true;
+    struct job inherit = {cpu1, &interleave, NP_PLACE_CHECK, -2, {0}, {0}};
+    run(&inherit);
+    bad += inherit.rc != 0 || !inherit.r.cpu_ok || !inherit.r.mem_ok || !inherit.r.mem_inherited ||
+           inherit.r.mem_errno != 0 || inherit.after.mem_mode != MPOL_BIND;
+    struct job inherit_other = {both, &interleave, NP_PLACE_CHECK, -2, {0}, {0}};
+    run(&inherit_other);
+    bad += inherit_other.rc == 0 || inherit_other.r.cpu_errno != EPERM || inherit_other.r.mem_ok;
+    bad += same.r.mem_inherited;
     return bad;
 }
 
@@ -196,6 +209,30 @@ START_TEST(sets_nothing_when_inherited)
     ck_assert_msg(WIFEXITED(status), "the child did not exit (status %d)", status);
     ck_assert_msg(WEXITSTATUS(status) == 0, "%d expectations failed under the filter (100: the "
                   "first placement failed)", WEXITSTATUS(status));
+}
+END_TEST
+
+/* Two policies are the same when their modes and nodes are. */
+START_TEST(policies_compared)
+{
+    struct np_policy a, b, c, none;
+    policy(&a, cpu1, NP_MEM_BIND);
+    policy(&b, cpu0, NP_MEM_BIND);
+    policy(&c, cpu1, NP_MEM_INTERLEAVE);
+    policy(&none, cpu1, NP_MEM_NONE);
+    ck_assert(np_policy_same(&a, &b));
+    ck_assert(!np_policy_same(&a, &c));
+    ck_assert(!np_policy_same(&a, &none));
+    hwloc_bitmap_t far = t_bitmap("1");
+    struct np_target t = {cpu1, far, NP_MEM_BIND};
+    struct np_policy other;
+    ck_assert_int_eq(np_policy_init(&other, &t), 0);
+    ck_assert_msg(!np_policy_same(&a, &other), "node 0 and node 1 compare the same");
+    np_policy_destroy(&other);
+    hwloc_bitmap_free(far);
+    np_policy_destroy(&a);
+    np_policy_destroy(&b);
+    np_policy_destroy(&c);
 }
 END_TEST
 
@@ -228,6 +265,7 @@ Suite *bind_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, sets_what_differs, 0, 2);
     tcase_add_loop_test(tc, sets_nothing_when_inherited, 0, 2);
+    tcase_add_test(tc, policies_compared);
     tcase_add_test(tc, unnameable_node);
     suite_add_tcase(s, tc);
     return s;
