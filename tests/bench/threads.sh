@@ -8,14 +8,17 @@
 #   tests/bench/threads.sh [--jdk JDK_HOME] [--agent LIB] [--floor LIB]
 #                           [--pair LIB] [--callback BIN] [--rounds N]
 #                           [--threads N] [--batches N] [--pairs N]
+#                           [--pair-jvms N]
 #
 # Defaults: the JDK of `javac` on PATH, build/libnumapin.so, the floor and
 # the pair agent at bench/libjvmti_floor.so and bench/libjvmti_pair.so in
 # the agent's directory (make bench-threads builds them), 7 rounds, batches
 # of 6000 threads, 5 timed batches per JVM after 2000 untimed threads. The
 # target is then judged in pairs: two agents in one JVM take turns
-# (pair_agent.c), blocks of 300 threads under each, N pairs (300) in each
-# of 2 JVMs, and the verdict rests on the 90% interval of the median ratio.
+# (pair_agent.c), blocks of 300 threads under each, N pairs (100) in each
+# of N JVMs (6) a comparison, the comparisons' JVMs taking turns, and the
+# verdict rests on the 90% interval of the median ratio, resampled by JVM
+# and by pair within it (JVMs differ from each other more than pairs do).
 # Last, bench_callback (built next to the agent by make bench-threads, or
 # --callback BIN) times numapin's own work per thread without a JVM.
 # Nothing here asserts a time: the numbers are for docs/performance.md.
@@ -32,7 +35,8 @@ rounds=7
 threads=6000
 batches=5
 warmup=2000
-npairs=300
+npairs=100
+pair_jvms=6
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -45,7 +49,8 @@ while [ $# -gt 0 ]; do
         --threads) threads=$2; shift 2 ;;
         --batches) batches=$2; shift 2 ;;
         --pairs) npairs=$2; shift 2 ;;
-        -h|--help) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --pair-jvms) pair_jvms=$2; shift 2 ;;
+        -h|--help) sed -n '2,24s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "bench: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -138,17 +143,19 @@ pairs=(
     "the same numapin against the floor|$floor#$agent=groups=1,scope=jvm,cpus=core,threads=Bench-*,$flog"
     "the floor that binds each Bench-* thread to its CPU against the floor|$floor#$out/floor-b.so=pin=Bench-"
 )
-pair_jvms=2
 pair_block=300
 for k in "${!pairs[@]}"; do
     : >"$out/pairs-$k"
     : >"$out/rates-$k"
-    for j in $(seq 1 "$pair_jvms"); do
+done
+# Each comparison's JVMs spread over the whole run: one of each in turn.
+for j in $(seq 1 "$pair_jvms"); do
+    for k in "${!pairs[@]}"; do
         rm -f "$out/agent.log"
         line=$("$jdk/bin/java" "-agentpath:$pair=${pairs[$k]#*|}" "${jvm[@]}" ThreadBench pairs 2000 \
             "$pair_block" "$npairs" | grep '^pairs ')
         echo "pairs $k, JVM $j: ${pairs[$k]%%|*}: ${line%% ratios=*}" >&2
-        echo "${line##*ratios=}" | tr ',' '\n' >>"$out/pairs-$k"
+        echo "${line##*ratios=}" | tr ',' '\n' | sed "s/^/$j /" >>"$out/pairs-$k"
         [[ $line =~ \ a=([0-9]+) ]] && echo "${BASH_REMATCH[1]}" >>"$out/rates-$k"
     done
 done
@@ -286,16 +293,28 @@ echo "no agent from $(ratios rate 1 0 0 | spread). The thread's own CPU time at 
 echo "steadier: numapin adds $(printf '%.1f' "$(diffs self 8 1 | median)") µs above the floor with \`scope=jvm\` and"
 echo "$(printf '%.1f' "$(diffs self 9 1 | median)") µs with \`cpus=core\` (medians of the per-round differences)."
 
-# The median of the ratios on stdin and its 90% bootstrap interval, as
-# "MEDIAN LOW HIGH". Each resample counts how often it drew each value, so
-# its median is found by walking the sorted values once.
+# The median of the ratios on stdin ("JVM RATIO" lines) and its 90%
+# bootstrap interval, as "MEDIAN LOW HIGH". A resample draws as many JVMs
+# as there are, with replacement, then as many pairs of each drawn JVM as it
+# has: JVMs differ from each other by more than their pairs' interval, so
+# pairs alone would give too narrow a one. Each resample counts how often
+# it drew each value, so its median is found by walking the sorted values
+# once.
 median_interval() {
-    sort -g | awk 'BEGIN {srand(13)} {v[NR] = $1} END {
+    sort -k2,2g | awk 'BEGIN {srand(13)}
+    {v[NR] = $2; if (!($1 in nj)) {nj[$1] = 0; jv[++J] = $1}; at[$1, ++nj[$1]] = NR}
+    END {
         n = NR; lo = int((n + 1) / 2); hi = int(n / 2) + 1
         printf "%.4f\n", (v[lo] + v[hi]) / 2
         for (b = 1; b <= 2000; b++) {
             split("", c)
-            for (i = 1; i <= n; i++) c[1 + int(rand() * n)]++
+            t = 0
+            for (d = 1; d <= J; d++) {
+                j = jv[1 + int(rand() * J)]
+                for (i = 1; i <= nj[j]; i++) c[at[j, 1 + int(rand() * nj[j])]]++
+                t += nj[j]
+            }
+            lo = int((t + 1) / 2); hi = int(t / 2) + 1
             s = 0; m = 0
             for (i = 1; i <= n && s < hi; i++) {
                 s += c[i]
@@ -305,6 +324,14 @@ median_interval() {
             printf "%.4f\n", m
         }
     }' | { read -r m; sort -g | sed -n '100p;1901p' | paste -sd' ' | sed "s/^/$m /"; }
+}
+# The lowest and highest of the JVMs' own medians, as "LOW HIGH".
+jvm_range() {
+    sort -k1,1n -k2,2g | awk '
+        function flush() { if (k) { m = (k % 2) ? w[(k + 1) / 2] : (w[k / 2] + w[k / 2 + 1]) / 2
+                                    if (lo == "" || m < lo) lo = m; if (hi == "" || m > hi) hi = m }; k = 0 }
+        $1 != j {flush(); j = $1} {w[++k] = $2}
+        END {flush(); printf "%.3f %.3f\n", lo, hi}'
 }
 verdict() { # verdict LOW HIGH
     awk -v lo="$1" -v hi="$2" \
@@ -323,24 +350,28 @@ echo "B's throughput over A's in those two neighbouring blocks, so what the"
 echo "machine does meanwhile hits both. $npairs pairs in each of $pair_jvms JVMs, after 2000"
 echo "untimed threads under each agent; a comparison's figure is the median of its pairs"
 echo "(a few pairs stray far more than the rest, so the median rather than"
-echo "the mean), with its 90% bootstrap interval. Whatever"
+echo "the mean), with its 90% bootstrap interval. One JVM's median differs"
+echo "from another's by more than its pairs' own interval, so the comparisons"
+echo "take turns JVM by JVM, and a resample draws JVMs, then pairs of each; the"
+echo "range of the JVMs' own medians is shown beside it. Whatever"
 echo "an agent does once per JVM (numapin binds the process at load and runs"
 echo "its log and rescan threads) applies to both turns; what is compared is"
 echo "the cost of each thread. The target is met when the whole interval is"
 echo "at 0.98 or above. The first two rows say what the method resolves."
 echo
-echo "| B against A | A's threads/s (median) | ratio | 90% interval | target |"
-echo "|---|---:|---:|---:|---|"
+echo "| B against A | A's threads/s (median) | ratio | 90% interval | the JVMs' own medians | target |"
+echo "|---|---:|---:|---:|---:|---|"
 declare -A iv
 for k in "${!pairs[@]}"; do
     read -r m lo hi < <(median_interval <"$out/pairs-$k")
+    read -r jlo jhi < <(jvm_range <"$out/pairs-$k")
     iv[$k]="$lo $hi"
     case $k in
         2|3) v=$(verdict "$lo" "$hi") ;;
         *) v= ;;
     esac
-    printf '| %s | %.0f | %.3f | %.3f to %.3f | %s |\n' "${pairs[$k]%%|*}" \
-        "$(median <"$out/rates-$k")" "$m" "$lo" "$hi" "$v"
+    printf '| %s | %.0f | %.3f | %.3f to %.3f | %s to %s | %s |\n' "${pairs[$k]%%|*}" \
+        "$(median <"$out/rates-$k")" "$m" "$lo" "$hi" "$jlo" "$jhi" "$v"
 done
 echo
 # shellcheck disable=SC2086  # each iv is "LOW HIGH"
