@@ -325,13 +325,12 @@ median_interval() {
         }
     }' | { read -r m; sort -g | sed -n '100p;1901p' | paste -sd' ' | sed "s/^/$m /"; }
 }
-# The lowest and highest of the JVMs' own medians, as "LOW HIGH".
+# The lowest and highest of the JVMs' own medians in FILE ("JVM RATIO"
+# lines), as "LOW HIGH".
 jvm_range() {
-    sort -k1,1n -k2,2g | awk '
-        function flush() { if (k) { m = (k % 2) ? w[(k + 1) / 2] : (w[k / 2] + w[k / 2 + 1]) / 2
-                                    if (lo == "" || m < lo) lo = m; if (hi == "" || m > hi) hi = m }; k = 0 }
-        $1 != j {flush(); j = $1} {w[++k] = $2}
-        END {flush(); printf "%.3f %.3f\n", lo, hi}'
+    cut -d' ' -f1 "$1" | sort -un | while read -r j; do
+        awk -v j="$j" '$1 == j {print $2}' "$1" | median
+    done | sort -g | sed -n '1p;$p' | paste -sd' '
 }
 verdict() { # verdict LOW HIGH
     awk -v lo="$1" -v hi="$2" \
@@ -364,13 +363,13 @@ echo "|---|---:|---:|---:|---:|---|"
 declare -A iv
 for k in "${!pairs[@]}"; do
     read -r m lo hi < <(median_interval <"$out/pairs-$k")
-    read -r jlo jhi < <(jvm_range <"$out/pairs-$k")
+    read -r jlo jhi < <(jvm_range "$out/pairs-$k")
     iv[$k]="$lo $hi"
     case $k in
         2|3) v=$(verdict "$lo" "$hi") ;;
         *) v= ;;
     esac
-    printf '| %s | %.0f | %.3f | %.3f to %.3f | %s to %s | %s |\n' "${pairs[$k]%%|*}" \
+    printf '| %s | %.0f | %.3f | %.3f to %.3f | %.3f to %.3f | %s |\n' "${pairs[$k]%%|*}" \
         "$(median <"$out/rates-$k")" "$m" "$lo" "$hi" "$jlo" "$jhi" "$v"
 done
 echo

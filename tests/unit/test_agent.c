@@ -182,13 +182,19 @@ static void *job_main(void *arg)
     return NULL;
 }
 
+/* Runs the whole thread of job j, which holds what it saw. */
+static void run_job(struct job *j)
+{
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, job_main, j), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+}
+
 /* Runs a whole thread; returns the CPUs it had after thread_start. */
 static void run_thread(struct np_agent *a, const char *name, char *cpus, size_t len)
 {
     struct job j = {a, name, "", NULL, NULL, 0, 0, false, -1};
-    pthread_t t;
-    ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
-    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    run_job(&j);
     snprintf(cpus, len, "%s", j.cpus);
 }
 
@@ -303,9 +309,7 @@ END_TEST
 static int placed_mode(struct np_agent *a, bool own_policy)
 {
     struct job j = {a, "ForkJoinPool-1-worker-1", "", NULL, NULL, 0, 0, own_policy, -1};
-    pthread_t t;
-    ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
-    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    run_job(&j);
     ck_assert_str_eq(j.cpus, "0");
     return j.mode;
 }
@@ -481,9 +485,7 @@ START_TEST(cpus_core_least_loaded)
     /* A still holds core 0, so B gets core 1, even when it starts on CPU
      * 0; B ends; C again gets core 1, the free one. */
     struct job jb = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 1, false, -1};
-    pthread_t tb;
-    ck_assert_int_eq(pthread_create(&tb, NULL, job_main, &jb), 0);
-    ck_assert_int_eq(pthread_join(tb, NULL), 0);
+    run_job(&jb);
     ck_assert_str_eq(jb.cpus, "1");
     run_thread(a, "ForkJoinPool-1-worker-3", cpus, sizeof cpus);
     ck_assert_str_eq(cpus, "1");
@@ -494,9 +496,7 @@ START_TEST(cpus_core_least_loaded)
     for (int cpu = 0; cpu < 2; cpu++)
         for (int again = 0; again < 2; again++) {
             struct job j = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, cpu + 1, false, -1};
-            pthread_t t;
-            ck_assert_int_eq(pthread_create(&t, NULL, job_main, &j), 0);
-            ck_assert_int_eq(pthread_join(t, NULL), 0);
+            run_job(&j);
             ck_assert_str_eq(j.cpus, cpu == 0 ? "0" : "1");
         }
     np_agent_summary(a);
