@@ -6,7 +6,9 @@
  *    It fires for `main` and for threads started after VMInit: GC and JIT
  *    threads, and the JVM's threads started earlier, never reach us.
  *  - ThreadEnd runs on the ending thread, and frees its core or hardware
- *    thread for the next one under cpus=core|pu.
+ *    thread for the next one under cpus=core|pu.  Under cpus=node it is
+ *    not enabled (np_agent_wants_thread_end): the core sees a thread's
+ *    end as it exits, and the JVM posts nothing.
  *  - VMInit reads the flags HotSpot settled on (UseNUMA, GC and compiler
  *    thread counts) for the start-up advice, and starts the rescan thread.
  *  - The rescan thread (rescan=MS) lists the running threads every MS ms
@@ -21,6 +23,7 @@
 #include <dlfcn.h>
 #include <jvmti.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -116,9 +119,24 @@ static pid_t os_tid(JNIEnv *jni, jthread thread)
     return np_hotspot_os_tid((uintptr_t)(*jni)->GetLongField(jni, thread, eetop));
 }
 
-/* Hands every running thread to np_agent_seen. */
-static void scan(jvmtiEnv *jvmti, JNIEnv *jni, enum np_how how)
+/* True when the JVM's list of running threads is to end the entries of
+ * threads gone from it (np_agent_running): ends are seen at exit, and
+ * HotSpot's thread ids were seen to be the kernel's, which the entries
+ * hold. */
+static bool ends_from_list(void)
 {
+    return !np_agent_wants_thread_end(agent) && eetop != NULL &&
+           atomic_load_explicit(&tid_from_hotspot, memory_order_acquire);
+}
+
+/* Lists the running threads: hands each to np_agent_seen as seen `how`
+ * (when hand_over), and, when ends_from_list, gives their OS ids to
+ * np_agent_running, which ends the entries of the threads gone from the
+ * list; if one id cannot be read, nothing is ended. */
+static void scan(jvmtiEnv *jvmti, JNIEnv *jni, enum np_how how, bool hand_over)
+{
+    bool running = ends_from_list();
+    unsigned long since = running ? np_agent_listing(agent) : 0;
     jint n = 0;
     jthread *threads = NULL;
     jvmtiError e = (*jvmti)->GetAllThreads(jvmti, &n, &threads);
@@ -126,15 +144,27 @@ static void scan(jvmtiEnv *jvmti, JNIEnv *jni, enum np_how how)
         jvmti_failed(jvmti, "GetAllThreads", e);
         return;
     }
+    pid_t *tids = running ? malloc((size_t)(n > 0 ? n : 1) * sizeof *tids) : NULL;
+    int k = 0;
     for (jint i = 0; i < n; i++) {
-        char *name = thread_name(jvmti, jni, threads[i], &e);
-        if (e == JVMTI_ERROR_NONE) {
-            np_agent_seen(agent, name != NULL ? name : "", os_tid(jni, threads[i]), how);
-            (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+        pid_t tid = os_tid(jni, threads[i]);
+        if (tids != NULL && tid > 0)
+            tids[k++] = tid;
+        else
+            running = false;
+        if (hand_over) {
+            char *name = thread_name(jvmti, jni, threads[i], &e);
+            if (e == JVMTI_ERROR_NONE) {
+                np_agent_seen(agent, name != NULL ? name : "", tid, how);
+                (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+            }
         }
         (*jni)->DeleteLocalRef(jni, threads[i]);
     }
     (*jvmti)->Deallocate(jvmti, (unsigned char *)threads);
+    if (running)
+        np_agent_running(agent, since, tids, k);
+    free(tids);
 }
 
 static void JNICALL rescan_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
@@ -148,7 +178,7 @@ static void JNICALL rescan_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             break;
         (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
         if (eetop != NULL)
-            scan(jvmti, jni, NP_HOW_RESCAN);
+            scan(jvmti, jni, NP_HOW_RESCAN, true);
         np_agent_check(agent); /* cpuset, drift, the marker */
         (*jvmti)->RawMonitorEnter(jvmti, rescan_monitor);
     }
@@ -249,6 +279,8 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
     /* Threads still running may call back after this: the agent stays
      * allocated for the life of the process. */
     np_jfr_stop(jni);
+    if (ends_from_list())
+        scan(jvmti, jni, NP_HOW_RESCAN, false); /* threads joined but not yet exited end here */
     np_agent_summary(agent);
     np_agent_report(agent);
     if (rescan_monitor != NULL) {
@@ -315,10 +347,11 @@ static jint start(JavaVM *vm, const char *options, int late)
         return JNI_ERR;
     }
     static const jvmtiEvent events[] = {
-        JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END, JVMTI_EVENT_VM_DEATH,
-        JVMTI_EVENT_VM_INIT,
+        JVMTI_EVENT_THREAD_START, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_VM_INIT,
+        JVMTI_EVENT_THREAD_END, /* last: only when wanted */
     };
-    for (size_t i = 0; i < sizeof events / sizeof *events; i++) {
+    size_t n = sizeof events / sizeof *events - !np_agent_wants_thread_end(agent);
+    for (size_t i = 0; i < n; i++) {
         e = (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, events[i], NULL);
         if (e != JVMTI_ERROR_NONE) {
             jvmti_failed(jvmti, "SetEventNotificationMode", e);
@@ -341,7 +374,7 @@ static jint start(JavaVM *vm, const char *options, int late)
         start_rescan(jvmti, jni);
         np_jfr_start(jni);
         if (eetop != NULL)
-            scan(jvmti, jni, NP_HOW_ATTACH);
+            scan(jvmti, jni, NP_HOW_ATTACH, true);
     }
     return JNI_OK;
 }

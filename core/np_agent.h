@@ -66,6 +66,16 @@ struct np_agent {
      * every other, read back the group's memory policy as set. */
     bool jvm_mem_set;
     bool numa_turned_off;             /* numapin turned HotSpot's UseNUMA off at load */
+    /* cpus=node, loaded at start-up: a thread's entry ends as its OS
+     * thread exits (np_agent_thread_start arranges it), so the JVM need
+     * not post ThreadEnd (np_agent_wants_thread_end). */
+    bool end_at_exit;
+    /* Under end_at_exit, more placed threads live than CPUs at a thread's
+     * start, to be confirmed (np_agent_place.c): none, noted or
+     * confirmed; the thread's name, and the count when confirmed. */
+    atomic_int suspect;
+    char suspect_name[128];
+    int suspect_live;
     struct np_memory exit_memory;     /* read for the summary, kept for the report */
     struct np_record *record;
     int lock_fd;                      /* group=auto: the lock held, else -1 */
@@ -163,11 +173,38 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid);
  * be set from outside. */
 void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how how);
 
+/* True when the agent needs the JVM's ThreadEnd (np_agent_thread_ended).
+ * Under cpus=node, loaded at start-up, it does not: each thread's entry
+ * ends as the thread exits (a pthread key's destructor, which glibc runs
+ * after HotSpot's ThreadEnd and before the thread's id can be another's).
+ * Under cpus=core|pu the core or hardware thread must be free before
+ * join() returns, and after a late attach threads placed from outside
+ * have no such key. */
+bool np_agent_wants_thread_end(const struct np_agent *a);
+
+/* Under end_at_exit, the JVM's list of running threads catches what the
+ * exits have not yet: a thread past its ThreadEnd (joined) that has not
+ * exited, at the periodic rescan and before the summary and report.
+ * np_agent_listing is read before the list is taken; np_agent_running,
+ * given the OS ids of every thread in it (any order; sorted in place),
+ * ends the entries added before that which the list lacks. */
+unsigned long np_agent_listing(struct np_agent *a);
+void np_agent_running(struct np_agent *a, unsigned long since, pid_t *tids, int n);
+
 /* The calling thread is ending. */
 void np_agent_thread_end(struct np_agent *a);
 /* The same, the caller knowing the thread's OS id (`tid`, the calling
  * thread's). */
 void np_agent_thread_ended(struct np_agent *a, pid_t tid);
+
+/* Under end_at_exit (np_agent_wants_thread_end), the advice on more
+ * placed threads live than the group's CPUs: a thread start that counts
+ * more only notes it, since the count holds threads joined but not yet
+ * exited, and the next exit counts again.  This gives the advice
+ * confirmed so, or, when no exit has come, when the count taken now is
+ * still above the CPUs.  Called by np_agent_check and np_agent_summary
+ * (a thread start does it too). */
+void np_agent_confirm_advice(struct np_agent *a);
 
 /* Logs the summary line. */
 void np_agent_summary(struct np_agent *a);
@@ -199,8 +236,13 @@ int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset);
  * summary, the share counted on the memory nodes of `g`. */
 int np_agent_place_jvm(struct np_agent *a, const struct np_targets *g, const struct np_target *t);
 void np_agent_exit_memory(struct np_agent *a, const struct np_targets *g, char *fields, size_t len);
+/* (np_agent_place.c) Makes, once per process, the key whose destructor
+ * ends an entry at its thread's exit; false when there is none. */
+bool np_agent_exit_key(void);
 
-/* Releases everything; no callback may run during or after it. */
+/* Releases everything; no callback may run during or after it, and
+ * every other thread that started under it (np_agent_thread_start) has
+ * exited. */
 void np_agent_destroy(struct np_agent *a);
 
 #endif

@@ -3,12 +3,134 @@
 #include "np_drift.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Under end_at_exit, a thread's entry ends as its OS thread exits: the
+ * thread's value of exit_key (its agent) is set at its start, and glibc
+ * runs the key's destructor as the thread exits. */
+static pthread_key_t exit_key;
+static bool have_exit_key;
+
+static void at_thread_exit(void *agent)
+{
+    np_agent_thread_end(agent);
+}
+
+static void make_exit_key(void)
+{
+    have_exit_key = pthread_key_create(&exit_key, at_thread_exit) == 0;
+}
+
+bool np_agent_exit_key(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_exit_key);
+    return have_exit_key;
+}
+
+bool np_agent_wants_thread_end(const struct np_agent *a)
+{
+    return !a->end_at_exit;
+}
+
+/* The calling thread now has an entry: under end_at_exit, it ends with
+ * the thread. */
+static void end_with_thread(struct np_agent *a)
+{
+    if (a->end_at_exit)
+        pthread_setspecific(exit_key, a);
+}
+
+/* The advice on more placed threads live than the group has CPUs.  Under
+ * end_at_exit a thread counts as live until its OS thread exits, after
+ * its join() has returned: a loop that starts and joins one thread at a
+ * time on a one-CPU group meets the thread before it still exiting (for
+ * up to milliseconds, measured).  So there a count above the CPUs at a
+ * thread's start is a suspicion, noted with that thread's name; the next
+ * thread to exit counts again without itself, which clears it or confirms
+ * it.  The advice is then given where a JNI environment is (JFR hears of
+ * it): at the next thread start, the periodic check or exit, which also
+ * count again a suspicion no exit has answered. */
+enum { SUSPECT_NONE, SUSPECT_NOTED, SUSPECT_CONFIRMED };
+static pthread_mutex_t suspect_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void advise_oversubscribed(struct np_agent *a, int live, int cpus, const char *name)
+{
+    char advice[512];
+    bool compute;
+    if (np_advise_oversubscribed(live, cpus, name, &compute, advice, sizeof advice))
+        np_agent_advise(a, np_once_level(&a->warned_oversubscribed,
+                                         compute ? NP_LOG_WARNING : NP_LOG_INFO), advice);
+}
+
+/* Takes a suspicion: confirmed ones as they were, noted ones counted
+ * again now.  Returns the count to advise on (0: none) and its name. */
+static int take_suspect(struct np_agent *a, char *name, size_t len)
+{
+    if (atomic_load(&a->suspect) == SUSPECT_NONE)
+        return 0;
+    pthread_mutex_lock(&suspect_lock);
+    int state = atomic_exchange(&a->suspect, SUSPECT_NONE);
+    int live = state == SUSPECT_CONFIRMED ? a->suspect_live
+               : state == SUSPECT_NOTED    ? np_record_live(a->record) : 0;
+    snprintf(name, len, "%s", a->suspect_name);
+    pthread_mutex_unlock(&suspect_lock);
+    return live;
+}
+
+void np_agent_confirm_advice(struct np_agent *a)
+{
+    char name[sizeof a->suspect_name];
+    int live = take_suspect(a, name, sizeof name);
+    const struct np_targets *t = np_agent_targets(a);
+    if (live > 0 && !t->none)
+        advise_oversubscribed(a, live, t->nplace_cpus, name);
+}
+
+/* At a start: `live` counted the calling thread. */
+static void check_oversubscribed(struct np_agent *a, int live, int cpus, const char *name)
+{
+    if (a->end_at_exit && atomic_load(&a->suspect) == SUSPECT_CONFIRMED)
+        np_agent_confirm_advice(a);
+    if (live <= cpus)
+        return;
+    if (!a->end_at_exit || atomic_load(&a->warned_oversubscribed)) {
+        advise_oversubscribed(a, live, cpus, name);
+        return;
+    }
+    pthread_mutex_lock(&suspect_lock);
+    if (atomic_load(&a->suspect) == SUSPECT_NONE) {
+        snprintf(a->suspect_name, sizeof a->suspect_name, "%s", name[0] ? name : "?");
+        atomic_store(&a->suspect, SUSPECT_NOTED);
+    }
+    pthread_mutex_unlock(&suspect_lock);
+}
+
+/* At an exit, the exiting thread's entry ended: a noted suspicion is
+ * cleared, or confirmed with the count now. */
+static void answer_suspect(struct np_agent *a)
+{
+    if (atomic_load(&a->suspect) != SUSPECT_NOTED)
+        return;
+    pthread_mutex_lock(&suspect_lock);
+    if (atomic_load(&a->suspect) == SUSPECT_NOTED) {
+        int live = np_record_live(a->record);
+        const struct np_targets *t = np_agent_targets(a);
+        if (t->none || live <= t->nplace_cpus) {
+            atomic_store(&a->suspect, SUSPECT_NONE);
+        } else {
+            a->suspect_live = live;
+            atomic_store(&a->suspect, SUSPECT_CONFIRMED);
+        }
+    }
+    pthread_mutex_unlock(&suspect_lock);
+}
 
 /* A thread's name as the log shows it: quoted, and escaped. */
 static const char *quoted(char *buf, size_t len, const char *name)
@@ -163,6 +285,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     const struct np_targets *t = np_agent_targets(a);
     if (!np_globs_match(&a->opt.threads, name)) {
         np_record_add(a->record, name, tid, NP_SKIPPED, false);
+        end_with_thread(a);
         skip(a, t, name, tid);
         return;
     }
@@ -170,6 +293,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
         /* Left to the kernel; the rescan places it (from outside) once the
          * cpuset gives the group CPUs again. */
         np_record_add(a->record, name, tid, NP_SKIPPED, false);
+        end_with_thread(a);
         np_log(NP_LOG_DEBUG, "skipped %s tid=%d cpuset=none", quoted(qname, sizeof qname, name),
                (int)tid);
         return;
@@ -187,18 +311,14 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
                (int)tid);
         return;
     }
+    end_with_thread(a);
     if (plan != t->gen) /* a re-plan came between: the slot is one of its targets */
         t = np_targets_find(np_agent_targets(a), plan);
     if (t->none) { /* never: the record's plans all have CPUs */
         np_record_set(a->record, e, NP_SKIPPED, 0, 0, false, false);
         return;
     }
-    char advice[512];
-    bool compute;
-    if (np_advise_oversubscribed(live, t->nplace_cpus, name, &compute, advice,
-                                 sizeof advice))
-        np_agent_advise(a, np_once_level(&a->warned_oversubscribed,
-                                         compute ? NP_LOG_WARNING : NP_LOG_INFO), advice);
+    check_oversubscribed(a, live, t->nplace_cpus, name);
     hwloc_const_bitmap_t cpus = np_targets_cpus(t, slot);
     const char *want_cpus = np_targets_cpus_str(t, slot);
     if (a->opt.dryrun) {
@@ -254,6 +374,25 @@ void np_agent_thread_ended(struct np_agent *a, pid_t tid)
     /* By its id rather than a thread-local pointer: thread-local storage
      * in a library loaded late is allocated for each new thread. */
     np_record_end_tid(a->record, tid);
+    if (a->end_at_exit) {
+        pthread_setspecific(exit_key, NULL); /* ended already */
+        answer_suspect(a);
+    }
+}
+
+unsigned long np_agent_listing(struct np_agent *a)
+{
+    return np_record_next_seq(a->record);
+}
+
+void np_agent_running(struct np_agent *a, unsigned long since, pid_t *tids, int n)
+{
+    if (!a->active || !a->end_at_exit)
+        return;
+    int ended = np_record_end_absent(a->record, tids, n, since);
+    if (ended > 0 && np_log_enabled(NP_LOG_DEBUG))
+        np_log(NP_LOG_DEBUG, "%d threads gone from the JVM's list but not yet exited: their "
+                             "entries end now", ended);
 }
 
 void np_agent_thread_end(struct np_agent *a)
@@ -385,6 +524,7 @@ void np_agent_summary(struct np_agent *a)
 {
     if (!a->active)
         return;
+    np_agent_confirm_advice(a);
     struct np_counts c;
     np_record_counts(a->record, &c);
     const struct np_targets *t = np_agent_targets(a);

@@ -394,6 +394,10 @@ static enum np_status start(struct np_agent *a, const char *options)
         return NP_ERR_RUNTIME;
     }
     a->active = true;
+    /* cpus=node needs no end before join() returns: a placed thread's
+     * end is seen at its exit, and the JVM posts no ThreadEnd.  Threads
+     * placed at a late attach are seen from outside, with no key. */
+    a->end_at_exit = !a->late && a->opt.cpus == NP_CPUS_NODE && np_agent_exit_key();
     /* Placement lines go to the log thread, which the placed threads then
      * do not wait for (logsync: they write their own). */
     int e;

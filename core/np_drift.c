@@ -380,12 +380,6 @@ static int move_threads(struct np_agent *a, struct np_drift *d, const struct np_
     return einval;
 }
 
-static int by_tid(const void *x, const void *y)
-{
-    pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* scope=jvm: numapin bound every thread of the JVM to the group; those it
  * does not place whose CPUs are no longer within the group's (a cpuset
  * rewrite resets them all on kernels before 6.2) are put back, one line
@@ -401,14 +395,14 @@ static void check_jvm(struct np_agent *a, struct np_drift *d, const struct np_ta
     if (placed != NULL && now != NULL && dir != NULL) {
         for (int i = 0; i < n; i++)
             placed[k++] = l[i].tid;
-        qsort(placed, (size_t)k, sizeof *placed, by_tid);
+        qsort(placed, (size_t)k, sizeof *placed, np_pid_compare);
         struct dirent *de;
         while ((de = readdir(dir)) != NULL) {
             char *stop;
             long tid = strtol(de->d_name, &stop, 10);
             pid_t p = (pid_t)tid;
             if (de->d_name[0] == '.' || *stop != '\0' || tid <= 0 ||
-                bsearch(&p, placed, (size_t)k, sizeof *placed, by_tid) != NULL ||
+                bsearch(&p, placed, (size_t)k, sizeof *placed, np_pid_compare) != NULL ||
                 hwloc_get_proc_cpubind(t->topo->topology, p, now, HWLOC_CPUBIND_THREAD) != 0 ||
                 hwloc_bitmap_isincluded(now, t->mine->cpus))
                 continue;
@@ -481,7 +475,10 @@ static void refresh_marker(struct np_agent *a, struct np_drift *d)
 
 void np_agent_check(struct np_agent *a)
 {
-    if (!a->active || !a->topo.thissystem)
+    if (!a->active)
+        return;
+    np_agent_confirm_advice(a);
+    if (!a->topo.thissystem)
         return;
     struct np_drift *d = state(a);
     if (d == NULL)

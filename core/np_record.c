@@ -347,6 +347,41 @@ void np_record_end_tid(struct np_record *r, pid_t tid)
     free(drop);
 }
 
+unsigned long np_record_next_seq(struct np_record *r)
+{
+    pthread_mutex_lock(&r->lock);
+    unsigned long seq = r->seq;
+    pthread_mutex_unlock(&r->lock);
+    return seq;
+}
+
+int np_pid_compare(const void *x, const void *y)
+{
+    pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+    return (a > b) - (a < b);
+}
+
+int np_record_end_absent(struct np_record *r, pid_t *tids, int n, unsigned long before)
+{
+    int ended = 0;
+    if (n > 0)
+        qsort(tids, (size_t)n, sizeof *tids, np_pid_compare);
+    pthread_mutex_lock(&r->lock);
+    for (size_t b = 0; b < BUCKETS; b++)
+        for (struct np_entry *e = r->by_tid[b], *next; e != NULL; e = next) {
+            next = e->next_live;
+            if (e->seq >= before ||
+                (n > 0 && bsearch(&e->tid, tids, (size_t)n, sizeof *tids, np_pid_compare) != NULL))
+                continue;
+            char *drop = NULL;
+            end_locked(r, e, &drop);
+            free(drop);
+            ended++;
+        }
+    pthread_mutex_unlock(&r->lock);
+    return ended;
+}
+
 void np_record_end(struct np_record *r, struct np_ref ref)
 {
     char *drop = NULL;

@@ -144,6 +144,18 @@ void np_record_end(struct np_record *r, struct np_ref ref);
  * under one lock (the thread ending, at its ThreadEnd). */
 void np_record_end_tid(struct np_record *r, pid_t tid);
 
+/* The order number the next entry added gets (np_entry.seq). */
+unsigned long np_record_next_seq(struct np_record *r);
+
+/* Ends the live entries added before `before` (np_record_next_seq) whose
+ * thread id is not among the n `tids` (any order; sorted in place): those
+ * of a list of the running threads taken after `before` was read.
+ * Returns how many it ended. */
+int np_record_end_absent(struct np_record *r, pid_t *tids, int n, unsigned long before);
+
+/* qsort(3) and bsearch(3) order of pid_t values. */
+int np_pid_compare(const void *a, const void *b);
+
 /* The totals (every thread ever recorded) and the live count. */
 void np_record_counts(struct np_record *r, struct np_counts *c);
 

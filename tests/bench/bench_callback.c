@@ -2,8 +2,10 @@
  * costs that thread, without a JVM and its noise.  Threads are started and
  * joined one after another, as ThreadBench.java does; each calls
  * np_agent_thread_start (what agent/agent.c calls in ThreadStart, on the
- * new thread) and np_agent_thread_ended (ThreadEnd), and reads its own CPU
- * time (CLOCK_THREAD_CPUTIME_ID) before and after the two.  The same loop
+ * new thread) and, where numapin wants ThreadEnd, np_agent_thread_ended,
+ * and reads its own CPU time (CLOCK_THREAD_CPUTIME_ID) before and after.
+ * Under cpus=node the entry ends as the thread exits, after what is timed,
+ * as in the JVM, where that comes after join() has returned.  The same loop
  * without the calls measures the clock reads, which are taken off.
  *
  *   bench_callback THREADS OPTIONS...
@@ -45,7 +47,8 @@ static void *thread_main(void *arg)
     if (r->agent != NULL) {
         pid_t tid = gettid();
         np_agent_thread_start(r->agent, r->name, tid);
-        np_agent_thread_ended(r->agent, tid);
+        if (np_agent_wants_thread_end(r->agent))
+            np_agent_thread_ended(r->agent, tid);
     }
     r->ns = thread_cpu_ns() - t0;
     return NULL;

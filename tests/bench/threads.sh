@@ -15,8 +15,8 @@
 # the agent's directory (make bench-threads builds them), 7 rounds, batches
 # of 6000 threads, 5 timed batches per JVM after 2000 untimed threads. The
 # target is then judged in pairs: two agents in one JVM take turns
-# (pair_agent.c), blocks of 300 threads under each, N pairs (100) in each
-# of N JVMs (6) a comparison, the comparisons' JVMs taking turns, and the
+# (pair_agent.c), blocks of 300 threads under each, N pairs (25) in each
+# of N JVMs (24) a comparison, the comparisons' JVMs taking turns, and the
 # verdict rests on the 90% interval of the median ratio, resampled by JVM
 # and by pair within it (JVMs differ from each other more than pairs do).
 # Last, bench_callback (built next to the agent by make bench-threads, or
@@ -35,8 +35,8 @@ rounds=7
 threads=6000
 batches=5
 warmup=2000
-npairs=100
-pair_jvms=6
+npairs=25
+pair_jvms=24
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -189,8 +189,10 @@ echo
 echo "The JVMTI floor is a minimal agent (\`tests/bench/floor_agent.c\`). It"
 echo "enables the ThreadStart and ThreadEnd events and reads each new thread's"
 echo "name (GetThreadInfo), nothing else. Any agent that looks at thread names"
-echo "pays this much. numapin runs with \`groups=1\`: a matching thread is bound"
-echo "to the group's CPUs and given its memory policy, read back, and logged."
+echo "and sees them end pays this much; numapin enables ThreadEnd only with"
+echo "\`cpus=core|pu\` (with \`cpus=node\` a thread's end is seen as it exits)."
+echo "numapin runs with \`groups=1\`: a matching thread is bound to the group's"
+echo "CPUs and given its memory policy, read back, and logged."
 echo "With \`threads=*\`, \`main\` is placed too, and the threads it creates"
 echo "inherit its placement: numapin reads it back and, finding it right, sets"
 echo "nothing. With \`threads=Bench-*\`, only the benchmark's threads match:"
@@ -384,7 +386,7 @@ echo
 floor_us=$(median <"$out/rates-0" | awk '{printf "%.1f", 1e6 / $1}')
 echo "numapin's own work, timed without a JVM (\`tests/bench/bench_callback.c\`):"
 echo "20,000 fresh threads, started and joined one after another, each calling"
-echo "what ThreadStart and ThreadEnd call, with the options above, and reading"
+echo "what ThreadStart (and, with \`cpus=core\`, ThreadEnd) calls, with the options above, and reading"
 echo "its own CPU time around the calls: numapin's work without the JVM, with"
 echo "warmer caches than a new thread has inside one, so less than the pairs"
 echo "measure (see below). A floor thread's start and join took"

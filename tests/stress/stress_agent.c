@@ -19,7 +19,8 @@
  * rescan thread does, and "renames" one thread in 8 of those that did not
  * match, so that it is placed from outside.  When all threads of the round
  * have started and been seen, the slot counts are checked, and all threads
- * call np_agent_thread_end at once and exit.  At the end the placement
+ * call np_agent_thread_end at once (where the agent wants ThreadEnd; under
+ * cpus=node their exits end them) and exit.  At the end the placement
  * record must count exactly the threads started (placed or would-place,
  * skipped, renamed, memory failures), none live, every slot empty, and the
  * log file must hold one well-formed line per event (no torn or mixed
@@ -135,7 +136,8 @@ static void *worker_main(void *arg)
     atomic_store(&r->tids[w->index], tid);
     pthread_barrier_wait(&r->seen); /* the rescan thread has seen everyone */
     pthread_barrier_wait(&r->end);  /* the slot counts have been checked */
-    np_agent_thread_end(r->agent);
+    if (np_agent_wants_thread_end(r->agent))
+        np_agent_thread_end(r->agent); /* else its exit ends it, as in the JVM */
     return NULL;
 }
 
@@ -477,7 +479,8 @@ static void *churn_worker(void *arg)
         (!CPU_ISSET(0, &set) && !CPU_ISSET(1, &set)))
         atomic_fetch_add(&c->bad_binding, 1);
     pthread_barrier_wait(&c->end);
-    np_agent_thread_end(c->agent);
+    if (np_agent_wants_thread_end(c->agent))
+        np_agent_thread_end(c->agent);
     return NULL;
 }
 

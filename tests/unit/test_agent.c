@@ -156,6 +156,8 @@ struct job {
     int start_on; /* 1 + the CPU the thread starts on, 0: any */
     bool own_policy; /* the thread drops the memory policy it inherited */
     int mode;        /* its policy's mode after thread_start */
+    bool no_end;     /* it returns without np_agent_thread_end, as in the
+                        JVM where ThreadEnd is not wanted */
 };
 
 static void *job_main(void *arg)
@@ -178,7 +180,8 @@ static void *job_main(void *arg)
     if (j->may_end)
         while (sem_wait(j->may_end) != 0)
             ;
-    np_agent_thread_end(j->a);
+    if (!j->no_end)
+        np_agent_thread_end(j->a);
     return NULL;
 }
 
@@ -193,7 +196,7 @@ static void run_job(struct job *j)
 /* Runs a whole thread; returns the CPUs it had after thread_start. */
 static void run_thread(struct np_agent *a, const char *name, char *cpus, size_t len)
 {
-    struct job j = {a, name, "", NULL, NULL, 0, 0, false, -1};
+    struct job j = {a, name, "", NULL, NULL, 0, 0, false, -1, false};
     run_job(&j);
     snprintf(cpus, len, "%s", j.cpus);
 }
@@ -308,7 +311,7 @@ END_TEST
  * having dropped its inherited policy first when own_policy. */
 static int placed_mode(struct np_agent *a, bool own_policy)
 {
-    struct job j = {a, "ForkJoinPool-1-worker-1", "", NULL, NULL, 0, 0, own_policy, -1};
+    struct job j = {a, "ForkJoinPool-1-worker-1", "", NULL, NULL, 0, 0, own_policy, -1, false};
     run_job(&j);
     ck_assert_str_eq(j.cpus, "0");
     return j.mode;
@@ -475,7 +478,7 @@ START_TEST(cpus_core_least_loaded)
     sem_t placed, end_a;
     sem_init(&placed, 0, 0);
     sem_init(&end_a, 0, 0);
-    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a, 0, 1, false, -1};
+    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a, 0, 1, false, -1, false};
     pthread_t ta;
     ck_assert_int_eq(pthread_create(&ta, NULL, job_main, &ja), 0);
     while (sem_wait(&placed) != 0)
@@ -484,7 +487,7 @@ START_TEST(cpus_core_least_loaded)
     char cpus[64];
     /* A still holds core 0, so B gets core 1, even when it starts on CPU
      * 0; B ends; C again gets core 1, the free one. */
-    struct job jb = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 1, false, -1};
+    struct job jb = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 1, false, -1, false};
     run_job(&jb);
     ck_assert_str_eq(jb.cpus, "1");
     run_thread(a, "ForkJoinPool-1-worker-3", cpus, sizeof cpus);
@@ -495,7 +498,7 @@ START_TEST(cpus_core_least_loaded)
      * that it need not move. */
     for (int cpu = 0; cpu < 2; cpu++)
         for (int again = 0; again < 2; again++) {
-            struct job j = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, cpu + 1, false, -1};
+            struct job j = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, cpu + 1, false, -1, false};
             run_job(&j);
             ck_assert_str_eq(j.cpus, cpu == 0 ? "0" : "1");
         }
@@ -735,7 +738,7 @@ static void hold(struct held *h, struct np_agent *a, const char *name)
 {
     sem_init(&h->placed, 0, 0);
     sem_init(&h->end, 0, 0);
-    h->j = (struct job){a, name, "", &h->placed, &h->end, 0, 0, false, -1};
+    h->j = (struct job){a, name, "", &h->placed, &h->end, 0, 0, false, -1, false};
     ck_assert_int_eq(pthread_create(&h->t, NULL, job_main, &h->j), 0);
     while (sem_wait(&h->placed) != 0)
         ;
@@ -1201,6 +1204,166 @@ static void *idle_main(void *arg)
     return NULL;
 }
 
+static int live_entries(struct np_agent *a)
+{
+    struct np_counts c;
+    np_record_counts(a->record, &c);
+    return c.live;
+}
+
+static void *start_twice(void *arg)
+{
+    struct np_agent *a = arg;
+    np_agent_thread_start(a, "ForkJoinPool-1-worker-2", gettid());
+    np_agent_thread_start(a, "ForkJoinPool-1-worker-3", gettid());
+    ck_assert_int_eq(live_entries(a), 1);
+    return NULL;
+}
+
+/* Under cpus=node, loaded at start-up, the JVM need not post ThreadEnd: a
+ * thread's entry ends as its OS thread exits.  cpus=core frees a core at
+ * ThreadEnd, and a late attach places threads from outside, so both
+ * still want it. */
+START_TEST(thread_end_only_where_needed)
+{
+    struct np_agent *a = create("group=0,groups=1,log=off");
+    ck_assert(!np_agent_wants_thread_end(a));
+    struct job j = {a, "ForkJoinPool-1-worker-1", "", NULL, NULL, 0, 0, false, -1, true};
+    run_job(&j);
+    ck_assert_int_eq(live_entries(a), 0);
+    struct np_counts c;
+    np_record_counts(a->record, &c);
+    ck_assert_int_eq(c.placed, 1);
+    /* A thread that starts twice (a native thread attached again) has one
+     * live entry at a time; its exit ends the second. */
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, start_twice, a), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    np_record_counts(a->record, &c);
+    ck_assert_int_eq(c.placed, 3);
+    ck_assert_int_eq(c.live, 0);
+    np_agent_destroy(a);
+
+    a = create("group=0,groups=1,cpus=core,log=off");
+    ck_assert(np_agent_wants_thread_end(a));
+    j.a = a;
+    run_job(&j);
+    ck_assert_int_eq(live_entries(a), 1); /* until its ThreadEnd */
+    np_agent_thread_ended(a, j.tid);
+    ck_assert_int_eq(live_entries(a), 0);
+    np_agent_destroy(a);
+
+    struct np_start late = {true, NULL};
+    ck_assert_int_eq(np_agent_start("group=0,groups=1,log=off", &late, &a), NP_OK);
+    ck_assert(np_agent_wants_thread_end(a));
+    np_agent_destroy(a);
+    unplace();
+}
+END_TEST
+
+/* Under cpus=node a thread is live until it exits, after its join():
+ * more placed threads live than CPUs at a thread's start is advice only
+ * once the next exit, or np_agent_confirm_advice, counts them still
+ * there. */
+START_TEST(oversubscription_confirmed_later)
+{
+    struct np_agent *a = create("group=0,log=info:%s", log_path); /* one CPU */
+    ck_assert(!np_agent_wants_thread_end(a));
+    sem_t placed, may_end;
+    sem_init(&placed, 0, 0);
+    sem_init(&may_end, 0, 0);
+    struct job held = {a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true};
+    pthread_t t1, t2;
+    ck_assert_int_eq(pthread_create(&t1, NULL, job_main, &held), 0);
+    while (sem_wait(&placed) != 0)
+        ;
+    /* One that starts while the first is live, then exits: gone by the
+     * time the count is looked at again. */
+    struct job brief = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 0, false, -1, true};
+    run_job(&brief);
+    np_agent_confirm_advice(a);
+    np_log_flush();
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "placed threads are live on"), 0);
+    free(log);
+    /* One that stays: two live on one CPU. */
+    struct job stays = {a, "ForkJoinPool-1-worker-3", "", &placed, &may_end, 0, 0, false, -1, true};
+    ck_assert_int_eq(pthread_create(&t2, NULL, job_main, &stays), 0);
+    while (sem_wait(&placed) != 0)
+        ;
+    /* A third that exits finds the two still there: confirmed, and told
+     * where a JNI environment is (here: at exit). */
+    struct job brief2 = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, 0, false, -1, true};
+    run_job(&brief2);
+    log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "placed threads are live on"), 0);
+    free(log);
+    np_agent_summary(a); /* at exit, as at the periodic check */
+    log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[warning][numapin] advice: 2 placed threads are live on "
+                                        "this group's 1 CPUs"), 1);
+    ck_assert_int_eq(t_count_lines(log, "threads like \"ForkJoinPool-1-worker-3\""), 1);
+    free(log);
+    sem_post(&may_end);
+    sem_post(&may_end);
+    ck_assert_int_eq(pthread_join(t1, NULL), 0);
+    ck_assert_int_eq(pthread_join(t2, NULL), 0);
+    ck_assert_int_eq(live_entries(a), 0);
+    np_agent_destroy(a);
+    unplace();
+}
+END_TEST
+
+/* The JVM's list of running threads ends the entries it lacks (a thread
+ * joined but not yet exited), except those added after it was taken. */
+START_TEST(running_list_ends_the_absent)
+{
+    struct np_agent *a = create("group=0,groups=1,log=off");
+    sem_t placed, may_end;
+    sem_init(&placed, 0, 0);
+    sem_init(&may_end, 0, 0);
+    struct job j[3];
+    pthread_t t[3];
+    unsigned long since = 0;
+    for (int k = 0; k < 3; k++) {
+        if (k == 2)
+            since = np_agent_listing(a); /* the list is taken after this */
+        j[k] = (struct job){a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true};
+        ck_assert_int_eq(pthread_create(&t[k], NULL, job_main, &j[k]), 0);
+        while (sem_wait(&placed) != 0)
+            ;
+    }
+    ck_assert_int_eq(live_entries(a), 3);
+    pid_t listed[] = {j[0].tid};
+    np_agent_running(a, since, listed, 1); /* j[1] gone from it; j[2] newer */
+    ck_assert_int_eq(live_entries(a), 2);
+    ck_assert_ptr_null(np_record_find_live(a->record, j[1].tid).e);
+    ck_assert_ptr_nonnull(np_record_find_live(a->record, j[0].tid).e);
+    ck_assert_ptr_nonnull(np_record_find_live(a->record, j[2].tid).e);
+    for (int k = 0; k < 3; k++)
+        sem_post(&may_end);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(pthread_join(t[k], NULL), 0);
+    ck_assert_int_eq(live_entries(a), 0);
+    np_agent_destroy(a);
+
+    /* Where ThreadEnd is seen, the list is not needed and ends nothing. */
+    a = create("group=0,groups=1,cpus=core,log=off");
+    struct job c = {a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true};
+    pthread_t ct;
+    ck_assert_int_eq(pthread_create(&ct, NULL, job_main, &c), 0);
+    while (sem_wait(&placed) != 0)
+        ;
+    np_agent_running(a, np_agent_listing(a), NULL, 0);
+    ck_assert_int_eq(live_entries(a), 1);
+    sem_post(&may_end);
+    ck_assert_int_eq(pthread_join(ct, NULL), 0);
+    np_agent_thread_ended(a, c.tid);
+    np_agent_destroy(a);
+    unplace();
+}
+END_TEST
+
 /* A thread placed from outside (late attach) is told at once, its memory
  * policy unchanged; a warn-once advice is told once. */
 START_TEST(sink_told_of_outside_placements)
@@ -1222,26 +1385,33 @@ START_TEST(sink_told_of_outside_placements)
                    "mem_error=null how=attach verified=1 live=1 earlier=0\n");
     sem_post(&i.done);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
-    /* Two placed threads live on the group's one CPU: advice, once. */
+    np_agent_thread_ended(a, i.tid); /* its ThreadEnd */
+    /* Three placed threads live on the group's one CPU: advice, once, when
+     * confirmed (cpus=node sees ends at exit: np_agent_confirm_advice). */
     struct job j[3];
     sem_t placed, may_end;
     sem_init(&placed, 0, 0);
     sem_init(&may_end, 0, 0);
     pthread_t jt[3];
     for (int k = 0; k < 3; k++) {
-        j[k] = (struct job){a, "ForkJoinPool-2-worker-1", "", &placed, &may_end, 0, 0, false, -1};
+        j[k] = (struct job){a, "ForkJoinPool-2-worker-1", "", &placed, &may_end, 0, 0, false, -1, false};
         ck_assert_int_eq(pthread_create(&jt[k], NULL, job_main, &j[k]), 0);
         while (sem_wait(&placed) != 0)
             ;
     }
+    char *got = fake_take(f);
+    ck_assert_int_eq(t_count_lines(got, "advice "), 0);
+    ck_assert_int_eq(t_count_lines(got, "placement ForkJoinPool-2-worker-1 "), 3);
+    free(got);
+    np_agent_confirm_advice(a);
+    np_agent_confirm_advice(a);
     for (int k = 0; k < 3; k++)
         sem_post(&may_end);
     for (int k = 0; k < 3; k++)
         ck_assert_int_eq(pthread_join(jt[k], NULL), 0);
-    char *got = fake_take(f);
-    ck_assert_int_eq(t_count_lines(got, "advice warning 2 placed threads are live on"), 1);
+    got = fake_take(f);
+    ck_assert_int_eq(t_count_lines(got, "advice warning 3 placed threads are live on"), 1);
     ck_assert_int_eq(t_count_lines(got, "advice "), 1);
-    ck_assert_int_eq(t_count_lines(got, "placement ForkJoinPool-2-worker-1 "), 3);
     free(got);
     np_agent_destroy(a);
     free(f);
@@ -1468,6 +1638,9 @@ Suite *agent_suite(void)
     tcase_add_test(tc, report_lists_threads);
     tcase_add_test(tc, sink_told_now_and_later);
     tcase_add_test(tc, sink_told_of_outside_placements);
+    tcase_add_test(tc, thread_end_only_where_needed);
+    tcase_add_test(tc, oversubscription_confirmed_later);
+    tcase_add_test(tc, running_list_ends_the_absent);
     tcase_add_test(tc, report_and_log_must_differ);
     tcase_add_test(tc, refused_files_say_why);
     tcase_add_test(tc, full_disk_loses_nothing_silently);

@@ -99,6 +99,28 @@ class ReportTest {
                 "one entry per placed or skipped line\n" + ctx);
     }
 
+    /**
+     * A thread joined before the JVM exits is reported ended, one still
+     * running (the JDK's Common-Cleaner, placed here too) live: with
+     * cpus=node, where an end is seen as the OS thread exits (or, if it has
+     * not yet, from the JVM's list of threads at exit), as with cpus=core,
+     * where ThreadEnd says it.
+     */
+    @Test
+    void aJoinedThreadIsReportedEnded() throws Exception {
+        for (String cpus : List.of("node", "core")) {
+            Path file = dir.resolve("report-" + cpus + ".json");
+            ChildResult r = Launch.probe("plain:Gone-1", "end:Gone-1").fakeTwoNodes()
+                    .options("group=0,groups=1,cpus=" + cpus + ",threads=Gone-*|Common-Cleaner,report=" + file)
+                    .run().assertExit(0);
+            assertEquals(List.of("Common-Cleaner true", "Gone-1 false"),
+                    jq("[.threads[] | select(.name == \"Gone-1\" or .name == \"Common-Cleaner\") "
+                            + "| \"\\(.name) \\(.live)\"] | sort | .[]", file),
+                    "cpus=" + cpus + "\n" + r.describe());
+            assertEquals(List.of("1"), jq(".totals.live", file), "cpus=" + cpus + "\n" + r.describe());
+        }
+    }
+
     @Test
     void aReportThatCannotBeWrittenIsOneWarningOrUnderStrictNoStart() throws Exception {
         String missing = dir.resolve("no-such-dir").resolve("report.json").toString();
