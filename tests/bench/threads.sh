@@ -149,14 +149,29 @@ for k in "${!pairs[@]}"; do
     : >"$out/rates-$k"
 done
 # Each comparison's JVMs spread over the whole run: one of each in turn.
+# Every other JVM loads the two agents the other way round (B#A), and its
+# ratios are turned back (A/B inverted): whatever favours the agent loaded
+# first or second then cancels out.
 for j in $(seq 1 "$pair_jvms"); do
     for k in "${!pairs[@]}"; do
         rm -f "$out/agent.log"
-        line=$("$jdk/bin/java" "-agentpath:$pair=${pairs[$k]#*|}" "${jvm[@]}" ThreadBench pairs 2000 \
+        spec=${pairs[$k]#*|}
+        swap=$((j % 2 == 0))
+        order=
+        if [ "$swap" = 1 ]; then
+            spec="${spec#*#}#${spec%%#*}"
+            order=" (B loaded first)"
+        fi
+        line=$("$jdk/bin/java" "-agentpath:$pair=$spec" "${jvm[@]}" ThreadBench pairs 2000 \
             "$pair_block" "$npairs" | grep '^pairs ')
-        echo "pairs $k, JVM $j: ${pairs[$k]%%|*}: ${line%% ratios=*}" >&2
-        echo "${line##*ratios=}" | tr ',' '\n' | sed "s/^/$j /" >>"$out/pairs-$k"
-        [[ $line =~ \ a=([0-9]+) ]] && echo "${BASH_REMATCH[1]}" >>"$out/rates-$k"
+        echo "pairs $k, JVM $j$order: ${pairs[$k]%%|*}: ${line%% ratios=*}" >&2
+        echo "${line##*ratios=}" | tr ',' '\n' |
+            awk -v j="$j" -v swap="$swap" '{printf "%s %.4f\n", j, swap ? 1 / $1 : $1}' >>"$out/pairs-$k"
+        if [ "$swap" = 1 ]; then
+            [[ $line =~ \ b=([0-9]+) ]] && echo "${BASH_REMATCH[1]}" >>"$out/rates-$k"
+        else
+            [[ $line =~ \ a=([0-9]+) ]] && echo "${BASH_REMATCH[1]}" >>"$out/rates-$k"
+        fi
     done
 done
 
@@ -354,7 +369,9 @@ echo "(a few pairs stray far more than the rest, so the median rather than"
 echo "the mean), with its 90% bootstrap interval. One JVM's median differs"
 echo "from another's by more than its pairs' own interval, so the comparisons"
 echo "take turns JVM by JVM, and a resample draws JVMs, then pairs of each; the"
-echo "range of the JVMs' own medians is shown beside it. Whatever"
+echo "range of the JVMs' own medians is shown beside it. Every other JVM"
+echo "loads B first and A second, its ratios turned back to B over A, so that"
+echo "whatever favours the agent loaded first or second cancels out. Whatever"
 echo "an agent does once per JVM (numapin binds the process at load and runs"
 echo "its log and rescan threads) applies to both turns; what is compared is"
 echo "the cost of each thread. The target is met when the whole interval is"
