@@ -236,9 +236,13 @@ int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset);
  * summary, the share counted on the memory nodes of `g`. */
 int np_agent_place_jvm(struct np_agent *a, const struct np_targets *g, const struct np_target *t);
 void np_agent_exit_memory(struct np_agent *a, const struct np_targets *g, char *fields, size_t len);
-/* (np_agent_place.c) Makes, once per process, the key whose destructor
- * ends an entry at its thread's exit; false when there is none. */
-bool np_agent_exit_key(void);
+/* (np_agent_place.c) The key whose destructor ends an entry at its
+ * thread's exit is made once per process and serves the agent that
+ * claimed it: np_agent_claim_exit_key gives it to `a` (false when there is
+ * no key, or another agent has it), np_agent_release_exit_key takes it
+ * back from `a` (nothing when `a` does not have it). */
+bool np_agent_claim_exit_key(struct np_agent *a);
+void np_agent_release_exit_key(struct np_agent *a);
 
 /* Releases everything; no callback may run during or after it, and
  * every other thread that started under it (np_agent_thread_start) has

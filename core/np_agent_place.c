@@ -12,14 +12,20 @@
 #include <unistd.h>
 
 /* Under end_at_exit, a thread's entry ends as its OS thread exits: the
- * thread's value of exit_key (its agent) is set at its start, and glibc
- * runs the key's destructor as the thread exits. */
+ * thread's value of exit_key (its OS id) is set at its start, and glibc
+ * runs the key's destructor as the thread exits, for the one agent that
+ * holds the key (exit_agent).  The id travels in the value because the
+ * exiting thread has no cheaper way to its own: gettid() is a system
+ * call. */
 static pthread_key_t exit_key;
 static bool have_exit_key;
+static _Atomic(struct np_agent *) exit_agent;
 
-static void at_thread_exit(void *agent)
+static void at_thread_exit(void *tid)
 {
-    np_agent_thread_end(agent);
+    struct np_agent *a = atomic_load(&exit_agent);
+    if (a != NULL)
+        np_agent_thread_ended(a, (pid_t)(intptr_t)tid);
 }
 
 static void make_exit_key(void)
@@ -27,11 +33,18 @@ static void make_exit_key(void)
     have_exit_key = pthread_key_create(&exit_key, at_thread_exit) == 0;
 }
 
-bool np_agent_exit_key(void)
+bool np_agent_claim_exit_key(struct np_agent *a)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, make_exit_key);
-    return have_exit_key;
+    struct np_agent *none = NULL;
+    return have_exit_key && atomic_compare_exchange_strong(&exit_agent, &none, a);
+}
+
+void np_agent_release_exit_key(struct np_agent *a)
+{
+    struct np_agent *held = a;
+    atomic_compare_exchange_strong(&exit_agent, &held, NULL);
 }
 
 bool np_agent_wants_thread_end(const struct np_agent *a)
@@ -39,12 +52,12 @@ bool np_agent_wants_thread_end(const struct np_agent *a)
     return !a->end_at_exit;
 }
 
-/* The calling thread now has an entry: under end_at_exit, it ends with
- * the thread. */
-static void end_with_thread(struct np_agent *a)
+/* The calling thread (`tid`) now has an entry: under end_at_exit, it
+ * ends with the thread. */
+static void end_with_thread(struct np_agent *a, pid_t tid)
 {
     if (a->end_at_exit)
-        pthread_setspecific(exit_key, a);
+        pthread_setspecific(exit_key, (void *)(intptr_t)tid);
 }
 
 /* The advice on more placed threads live than the group has CPUs.  Under
@@ -285,7 +298,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     const struct np_targets *t = np_agent_targets(a);
     if (!np_globs_match(&a->opt.threads, name)) {
         np_record_add(a->record, name, tid, NP_SKIPPED, false);
-        end_with_thread(a);
+        end_with_thread(a, tid);
         skip(a, t, name, tid);
         return;
     }
@@ -293,7 +306,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
         /* Left to the kernel; the rescan places it (from outside) once the
          * cpuset gives the group CPUs again. */
         np_record_add(a->record, name, tid, NP_SKIPPED, false);
-        end_with_thread(a);
+        end_with_thread(a, tid);
         np_log(NP_LOG_DEBUG, "skipped %s tid=%d cpuset=none", quoted(qname, sizeof qname, name),
                (int)tid);
         return;
@@ -311,7 +324,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
                (int)tid);
         return;
     }
-    end_with_thread(a);
+    end_with_thread(a, tid);
     if (plan != t->gen) /* a re-plan came between: the slot is one of its targets */
         t = np_targets_find(np_agent_targets(a), plan);
     if (t->none) { /* never: the record's plans all have CPUs */

@@ -397,7 +397,7 @@ static enum np_status start(struct np_agent *a, const char *options)
     /* cpus=node needs no end before join() returns: a placed thread's
      * end is seen at its exit, and the JVM posts no ThreadEnd.  Threads
      * placed at a late attach are seen from outside, with no key. */
-    a->end_at_exit = !a->late && a->opt.cpus == NP_CPUS_NODE && np_agent_exit_key();
+    a->end_at_exit = !a->late && a->opt.cpus == NP_CPUS_NODE && np_agent_claim_exit_key(a);
     /* Placement lines go to the log thread, which the placed threads then
      * do not wait for (logsync: they write their own). */
     int e;
@@ -456,6 +456,7 @@ void np_agent_destroy(struct np_agent *a)
 {
     if (a == NULL)
         return;
+    np_agent_release_exit_key(a);
     np_file_out_close(&a->report);
     np_claim_release(a->claim_fd);
     np_drift_free(a->drift);

@@ -1243,6 +1243,10 @@ START_TEST(thread_end_only_where_needed)
     ck_assert_int_eq(c.placed, 3);
     ck_assert_int_eq(c.live, 0);
     np_agent_destroy(a);
+    /* The exit key goes with its agent: the next one takes it. */
+    a = create("group=0,groups=1,log=off");
+    ck_assert(!np_agent_wants_thread_end(a));
+    np_agent_destroy(a);
 
     a = create("group=0,groups=1,cpus=core,log=off");
     ck_assert(np_agent_wants_thread_end(a));
