@@ -176,6 +176,10 @@ class JfrTest {
             Files.createFile(dir.resolve("go-1"));
             run.awaitLine(Pattern.compile("phase-ready 2 .*"));
             run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: numapin.NodeMemory: first events.*"));
+            // Four workers live on the group's one CPU: advice, confirmed by
+            // the next exit or periodic check (within rescan's second), and
+            // so told while the recording runs, before the program ends.
+            run.awaitLine(Pattern.compile(".*\\[numapin\\] advice: \\d+ placed threads are live on .*"));
             Files.createFile(dir.resolve("go-2"));
         } finally {
             if (!Files.exists(dir.resolve("go-2"))) {
