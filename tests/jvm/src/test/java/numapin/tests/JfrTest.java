@@ -176,9 +176,9 @@ class JfrTest {
             Files.createFile(dir.resolve("go-1"));
             run.awaitLine(Pattern.compile("phase-ready 2 .*"));
             run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: numapin.NodeMemory: first events.*"));
-            // Four workers live on the group's one CPU: advice, confirmed by
-            // the next exit or periodic check (within rescan's second), and
-            // so told while the recording runs, before the program ends.
+            // More placed workers than the group's one CPU: advice, once the
+            // next exit or the periodic rescan (every second) counts them
+            // again; awaited, so that the recording still runs to hold it.
             run.awaitLine(Pattern.compile(".*\\[numapin\\] advice: \\d+ placed threads are live on .*"));
             Files.createFile(dir.resolve("go-2"));
         } finally {
