@@ -191,10 +191,7 @@ bool np_agent_wants_thread_end(const struct np_agent *a);
 unsigned long np_agent_listing(struct np_agent *a);
 void np_agent_running(struct np_agent *a, unsigned long since, pid_t *tids, int n);
 
-/* The calling thread is ending. */
-void np_agent_thread_end(struct np_agent *a);
-/* The same, the caller knowing the thread's OS id (`tid`, the calling
- * thread's). */
+/* The calling thread, whose OS id is `tid`, is ending. */
 void np_agent_thread_ended(struct np_agent *a, pid_t tid);
 
 /* Under end_at_exit (np_agent_wants_thread_end), the advice on more

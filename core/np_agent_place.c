@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Under end_at_exit, a thread's entry ends as its OS thread exits: the
  * thread's value of exit_key (its OS id) is set at its start, and glibc
@@ -406,11 +405,6 @@ void np_agent_running(struct np_agent *a, unsigned long since, pid_t *tids, int 
     if (ended > 0 && np_log_enabled(NP_LOG_DEBUG))
         np_log(NP_LOG_DEBUG, "%d threads gone from the JVM's list but not yet exited: their "
                              "entries end now", ended);
-}
-
-void np_agent_thread_end(struct np_agent *a)
-{
-    np_agent_thread_ended(a, gettid());
 }
 
 int np_agent_set_other(struct np_agent *a, const struct np_targets *t, struct np_ref e,

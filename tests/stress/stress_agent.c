@@ -19,7 +19,7 @@
  * rescan thread does, and "renames" one thread in 8 of those that did not
  * match, so that it is placed from outside.  When all threads of the round
  * have started and been seen, the slot counts are checked, and all threads
- * call np_agent_thread_end at once (where the agent wants ThreadEnd; under
+ * call np_agent_thread_ended at once (where the agent wants ThreadEnd; under
  * cpus=node their exits end them) and exit.  At the end the placement
  * record must count exactly the threads started (placed or would-place,
  * skipped, renamed, memory failures), none live, every slot empty, and the
@@ -137,7 +137,7 @@ static void *worker_main(void *arg)
     pthread_barrier_wait(&r->seen); /* the rescan thread has seen everyone */
     pthread_barrier_wait(&r->end);  /* the slot counts have been checked */
     if (np_agent_wants_thread_end(r->agent))
-        np_agent_thread_end(r->agent); /* else its exit ends it, as in the JVM */
+        np_agent_thread_ended(r->agent, tid); /* else its exit ends it, as in the JVM */
     return NULL;
 }
 
@@ -480,7 +480,7 @@ static void *churn_worker(void *arg)
         atomic_fetch_add(&c->bad_binding, 1);
     pthread_barrier_wait(&c->end);
     if (np_agent_wants_thread_end(c->agent))
-        np_agent_thread_end(c->agent);
+        np_agent_thread_ended(c->agent, gettid());
     return NULL;
 }
 

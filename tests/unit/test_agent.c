@@ -156,7 +156,7 @@ struct job {
     int start_on; /* 1 + the CPU the thread starts on, 0: any */
     bool own_policy; /* the thread drops the memory policy it inherited */
     int mode;        /* its policy's mode after thread_start */
-    bool no_end;     /* it returns without np_agent_thread_end, as in the
+    bool no_end;     /* it returns without np_agent_thread_ended, as in the
                         JVM where ThreadEnd is not wanted */
 };
 
@@ -181,7 +181,7 @@ static void *job_main(void *arg)
         while (sem_wait(j->may_end) != 0)
             ;
     if (!j->no_end)
-        np_agent_thread_end(j->a);
+        np_agent_thread_ended(j->a, j->tid);
     return NULL;
 }
 
