@@ -1,11 +1,11 @@
 /* `numapin check PID`: where the threads of a running process may run and
- * last ran, by name, and where its memory is (np_inspect.c).
+ * last ran, by name, and where its memory is (inspect.c).
  *
  * Java names come from the JVM's own thread dump, `jcmd PID Thread.print`
  * (--jcmd PATH, else the jcmd beside the process's java, else
  * /usr/bin/jcmd): a thread dump stops the JVM at a safepoint for a moment,
  * as jcmd always does.  jcmd is run only on a process known to be a
- * HotSpot JVM ready for attach (np_attach.c), since its handshake signals
+ * HotSpot JVM ready for attach (attach.c), since its handshake signals
  * the process.  --kernel-names reads only /proc, touching nothing. */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include "jvmview.h"
-#include "np_attach.h"
+#include "attach.h"
 #include "watch.h"
 #include "np_cpulist.h"
-#include "np_inspect.h"
+#include "inspect.h"
 #include "np_glob.h"
 
 

@@ -22,7 +22,7 @@
 #include <sys/types.h>
 
 #include "np_glob.h"
-#include "np_inspect.h"
+#include "inspect.h"
 #include "np_options.h"
 #include "np_plan.h"
 #include "np_topo.h"

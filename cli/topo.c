@@ -1,8 +1,8 @@
-/* `numapin topo`: the machine as numapin sees it (np_describe.c). */
+/* `numapin topo`: the machine as numapin sees it (describe.c). */
 #include <stdio.h>
 
 #include "cli.h"
-#include "np_describe.h"
+#include "describe.h"
 
 static const char usage[] =
     "usage: numapin topo " CLI_MACHINE_USAGE " [--json]\n"

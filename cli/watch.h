@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "jvmview.h"
-#include "np_inspect.h"
+#include "inspect.h"
 
 /* What the view counted for one thread since it began. */
 struct cli_watch_thread {

@@ -241,6 +241,21 @@ void np_agent_exit_memory(struct np_agent *a, const struct np_targets *g, char *
 bool np_agent_claim_exit_key(struct np_agent *a);
 void np_agent_release_exit_key(struct np_agent *a);
 
+/* (np_agent_place.c) Placing from outside, for the rescan thread's checks
+ * (np_drift.c):
+ * np_agent_set_other sets a running thread's CPUs from outside to those of
+ * slot `slot` of t, reads them back and logs `placed ... mem=unchanged
+ * how=HOW`, with `was=WAS` when was is not NULL (or `would-place` under
+ * dryrun); 0, or the errno when the CPUs could not be set (nothing
+ * logged).  np_agent_own_thread is true when tid is a thread of this
+ * process.  np_agent_used_cpus adds to out the CPUs placed threads went
+ * to under t (its slots that had threads) and under the targets before
+ * it. */
+int np_agent_set_other(struct np_agent *a, const struct np_targets *t, struct np_ref e,
+                       int slot, const char *name, pid_t tid, enum np_how how, const char *was);
+bool np_agent_own_thread(pid_t tid);
+void np_agent_used_cpus(struct np_agent *a, const struct np_targets *t, hwloc_bitmap_t out);
+
 /* Releases everything; no callback may run during or after it, and
  * every other thread that started under it (np_agent_thread_start) has
  * exited. */

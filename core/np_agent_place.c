@@ -1,6 +1,5 @@
 #define _GNU_SOURCE
 #include "np_agent.h"
-#include "np_drift.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -270,6 +269,23 @@ static void make_placed(const void *data, struct np_line *l)
         np_line_add(l, np_errno_name(p->mem_errno));
     }
     l->cut = l->cut || p->cut;
+}
+
+void np_agent_used_cpus(struct np_agent *a, const struct np_targets *t, hwloc_bitmap_t out)
+{
+    if (t->used_before != NULL)
+        hwloc_bitmap_or(out, out, t->used_before);
+    int *used = t->none ? NULL : calloc((size_t)t->nslots, sizeof *used);
+    if (used == NULL || np_record_slot_used_of(a->record, t->gen, used, t->nslots) != 0) {
+        free(used);
+        return;
+    }
+    struct np_counts c;
+    np_record_counts(a->record, &c);
+    for (int s = 0; s < t->nslots; s++)
+        if (used[s] > 0 || (a->opt.cpus == NP_CPUS_NODE && c.placed + c.would_place > 0))
+            hwloc_bitmap_or(out, out, t->slots[s]);
+    free(used);
 }
 
 /* The line of a thread placed at its start: made for every placed thread,

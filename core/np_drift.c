@@ -98,23 +98,6 @@ static const struct np_targets *last_with_cpus(const struct np_targets *t)
     return NULL;
 }
 
-void np_agent_used_cpus(struct np_agent *a, const struct np_targets *t, hwloc_bitmap_t out)
-{
-    if (t->used_before != NULL)
-        hwloc_bitmap_or(out, out, t->used_before);
-    int *used = t->none ? NULL : calloc((size_t)t->nslots, sizeof *used);
-    if (used == NULL || np_record_slot_used_of(a->record, t->gen, used, t->nslots) != 0) {
-        free(used);
-        return;
-    }
-    struct np_counts c;
-    np_record_counts(a->record, &c);
-    for (int s = 0; s < t->nslots; s++)
-        if (used[s] > 0 || (a->opt.cpus == NP_CPUS_NODE && c.placed + c.would_place > 0))
-            hwloc_bitmap_or(out, out, t->slots[s]);
-    free(used);
-}
-
 /* New targets for the CPUs `within` (the cpuset, within the start-up
  * binding): NULL after a warning when they cannot be built. */
 static struct np_targets *build(struct np_agent *a, struct np_drift *d, hwloc_const_bitmap_t within)

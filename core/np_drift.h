@@ -41,21 +41,4 @@ void np_drift_start(struct np_agent *a);
 
 void np_drift_free(struct np_drift *d);
 
-/* Shared with np_agent_place.c. */
-
-/* Sets a running thread's CPUs from outside to those of slot `slot` of t,
- * reads them back and logs `placed ... mem=unchanged how=HOW`, with
- * `was=WAS` when was is not NULL (or `would-place` under dryrun).
- * Returns 0, or the errno when the CPUs could not be set (nothing
- * logged). */
-int np_agent_set_other(struct np_agent *a, const struct np_targets *t, struct np_ref e,
-                       int slot, const char *name, pid_t tid, enum np_how how, const char *was);
-
-/* True when tid is a thread of this process. */
-bool np_agent_own_thread(pid_t tid);
-
-/* Adds to out the CPUs placed threads went to under t (its slots that
- * had threads) and under the targets before it. */
-void np_agent_used_cpus(struct np_agent *a, const struct np_targets *t, hwloc_bitmap_t out);
-
 #endif

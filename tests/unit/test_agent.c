@@ -23,7 +23,7 @@
 #include <numaif.h>
 
 #include "np_agent.h"
-#include "np_inspect.h"
+#include "inspect.h"
 #include "tests.h"
 
 static char dir[256], log_path[512], err_path[512], out_path[512];

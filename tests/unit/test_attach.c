@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "np_attach.h"
+#include "attach.h"
 #include "tests.h"
 
 static void put32(unsigned char *p, uint32_t v, int little)

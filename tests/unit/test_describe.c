@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "np_describe.h"
+#include "describe.h"
 #include "np_topo.h"
 #include "tests.h"
 

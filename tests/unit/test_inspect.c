@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "np_inspect.h"
+#include "inspect.h"
 #include "tests.h"
 
 /* Lines as `jcmd PID Thread.print` writes them: JDK 17 (nid in hex), then

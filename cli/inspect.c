@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "np_inspect.h"
+#include "inspect.h"
 
 #include <dirent.h>
 #include <errno.h>

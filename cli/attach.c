@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "np_attach.h"
+#include "attach.h"
 
 #include <dirent.h>
 #include <errno.h>

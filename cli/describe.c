@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "np_describe.h"
+#include "describe.h"
 
 #include "np_cpulist.h"
 #include "np_json.h"
