@@ -2,10 +2,10 @@
 # Runs numapin's JVM-facing tests (JUnit 5) against one or more JDKs.
 #
 #   tests/jvm/run.sh --agent /abs/build/libnumapin.so --jdk JDK_HOME [--jdk JDK_HOME ...]
-#                     [--junit-jar JAR] [-- extra console-launcher args]
+#                     [--junit-jar JAR] [--out DIR] [-- extra console-launcher args]
 #
 # For each JDK: compiles tests/jvm/src with that JDK's javac (--release 17)
-# into build/java/<jdk-name>/, then runs the JUnit console launcher with that
+# into build/java/<jdk-name>/ (--out DIR: DIR/<jdk-name>/), then runs the JUnit console launcher with that
 # JDK's java; the child JVMs the tests launch use that JDK's java too.
 # Logs of failed tests' child JVMs are kept in build/java/<jdk-name>/runs/.
 # Exits non-zero when any test fails on any JDK.
@@ -18,6 +18,7 @@ agent=""
 jdks=()
 junit_jar=/usr/share/java/junit-platform-console-standalone.jar
 extra=()
+out_root=""
 
 usage() {
     sed -n '2,12s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
         --agent) agent=${2:?--agent needs a path}; shift 2 ;;
         --jdk) jdks+=("${2:?--jdk needs a directory}"); shift 2 ;;
         --junit-jar) junit_jar=${2:?}; shift 2 ;;
+        --out) out_root=${2:?--out needs a directory}; shift 2 ;;
         --) shift; extra=("$@"); break ;;
         -h|--help) usage ;;
         *) echo "run.sh: unknown argument: $1" >&2; usage ;;
@@ -46,7 +48,7 @@ results=()
 for jdk in "${jdks[@]}"; do
     jdk=$(cd "$jdk" && pwd)
     name=$(basename "$jdk")
-    out="$root/build/java/$name"
+    out="${out_root:-$root/build/java}/$name"
     echo "=== numapin JVM tests on $name ($jdk)"
     for tool in javac java; do
         [ -x "$jdk/bin/$tool" ] || { echo "run.sh: $jdk/bin/$tool not found" >&2; exit 2; }
