@@ -18,6 +18,8 @@
  *    np_agent_check (the cpuset, drifted threads, the marker).  A late
  *    attach does one such pass at once, for the threads already running.
  *  - VMDeath logs the summary and writes the report (report=FILE).
+ *  - Thread names come in the JVM's modified UTF-8 and go to the core as
+ *    UTF-8 text (name_text), once: every output reads that.
  * Callbacks run concurrently; np_agent locks what they share. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -29,6 +31,7 @@
 #include <unistd.h>
 
 #include "np_agent.h"
+#include "np_text.h"
 #include "hotspot.h"
 #include "jfr.h"
 
@@ -72,6 +75,35 @@ static char *thread_name(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, jvmtiErro
     return info.name;
 }
 
+/* A name as the JVM gives it (modified UTF-8) as the core takes it: its
+ * UTF-8 text, and its escaped form where the text is not the name
+ * exactly (np_text.h).  Most names are UTF-8 already and pass as they are;
+ * what is allocated is in *owned and *escaped, for free(). */
+static const char *name_text(const char *name, char **owned, char **escaped)
+{
+    *owned = *escaped = NULL;
+    if (name == NULL)
+        return "";
+    if (np_text_is_utf8(name))
+        return name;
+    *owned = np_text_from_mutf8(name, escaped);
+    return *owned != NULL ? *owned : "\xef\xbf\xbd"; /* out of memory: U+FFFD */
+}
+
+/* np_agent_thread_start or np_agent_seen (how) with the text of `name`,
+ * which the JVM gave. */
+static void hand_name(const char *name, pid_t tid, bool start, enum np_how how)
+{
+    char *owned, *escaped;
+    const char *text = name_text(name, &owned, &escaped);
+    if (start)
+        np_agent_thread_start(agent, text, escaped, tid);
+    else
+        np_agent_seen(agent, text, escaped, tid, how);
+    free(owned);
+    free(escaped);
+}
+
 static pid_t os_tid(JNIEnv *jni, jthread thread);
 
 /* The calling thread's OS id (thread is the calling thread). */
@@ -89,7 +121,7 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
         jvmti_failed(jvmti, "GetThreadInfo", e);
         return;
     }
-    np_agent_thread_start(agent, name != NULL ? name : "", self_tid(jni, thread));
+    hand_name(name, self_tid(jni, thread), true, NP_HOW_START);
     (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
 }
 
@@ -155,7 +187,7 @@ static void scan(jvmtiEnv *jvmti, JNIEnv *jni, enum np_how how, bool hand_over)
         if (hand_over) {
             char *name = thread_name(jvmti, jni, threads[i], &e);
             if (e == JVMTI_ERROR_NONE) {
-                np_agent_seen(agent, name != NULL ? name : "", tid, how);
+                hand_name(name, tid, false, how);
                 (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
             }
         }

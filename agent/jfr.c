@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "np_memory.h"
+#include "np_text.h"
 
 #define POLL_MS 1000        /* how often numapin looks for recordings */
 #define POLL_FAST_MS 100    /* ... during the JVM's first FAST_FOR_MS */
@@ -342,12 +343,28 @@ static int find(JNIEnv *env, const struct class_ref *cs, size_t nc, const struct
     find(env, cs, sizeof cs / sizeof *cs, ms, sizeof ms / sizeof *ms, fs,                         \
          sizeof fs / sizeof *fs, quiet)
 
+/* A Java string of the UTF-8 text s (names, globs, advice): JNI takes
+ * modified UTF-8, which writes a character beyond the BMP as two
+ * surrogates; ASCII, the common case, is the same in both. */
+static jstring text_string(JNIEnv *env, const char *s)
+{
+    const char *p = s;
+    while (*p != '\0' && (unsigned char)*p < 0x80)
+        p++;
+    if (*p == '\0')
+        return (*env)->NewStringUTF(env, s);
+    char *m = np_text_to_mutf8(s);
+    jstring str = m != NULL ? (*env)->NewStringUTF(env, m) : NULL;
+    free(m);
+    return str;
+}
+
 /* One field's value as an object (a local ref; NULL for a null value). */
 static jobject box(JNIEnv *env, enum kind k, const union value *v)
 {
     jobject o = NULL;
     switch (k) {
-    case STRING: o = v->s != NULL ? (*env)->NewStringUTF(env, v->s) : NULL; break;
+    case STRING: o = v->s != NULL ? text_string(env, v->s) : NULL; break;
     case INT: o = (*env)->CallStaticObjectMethod(env, c_integer, m_integer_of, (jint)v->i); break;
     case LONG: o = (*env)->CallStaticObjectMethod(env, c_long, m_long_of, (jlong)v->i); break;
     case BOOL:

@@ -16,11 +16,14 @@
 #include "np_memory.h"
 #include "np_log.h"
 #include "np_glob.h"
+#include "np_text.h"
 
 void np_inspect_named_free(struct np_named *n, int count)
 {
-    for (int i = 0; i < count; i++)
+    for (int i = 0; i < count; i++) {
         free(n[i].name);
+        free(n[i].escaped);
+    }
     free(n);
 }
 
@@ -52,7 +55,10 @@ static int parse_line(const char *line, size_t len, struct np_named *out)
     if (errno != 0 || stop == v || tid <= 0 || tid > (1L << 30) || (stop < end && *stop != ' '))
         return -1;
     out->tid = (pid_t)tid;
-    out->name = strndup(line + 1, (size_t)(close - line - 1));
+    out->escaped = NULL;
+    char *raw = strndup(line + 1, (size_t)(close - line - 1));
+    out->name = raw != NULL ? np_text_from_mutf8(raw, &out->escaped) : NULL;
+    free(raw);
     return out->name != NULL ? 0 : -2;
 }
 
@@ -78,8 +84,10 @@ static int drop_ambiguous(struct np_named *t, int *n)
         if (j - i == 1) {
             t[kept++] = t[i];
         } else {
-            for (int k = i; k < j; k++)
+            for (int k = i; k < j; k++) {
                 free(t[k].name);
+                free(t[k].escaped);
+            }
             dropped++;
         }
         i = j;
@@ -107,6 +115,7 @@ int np_inspect_parse_dump(const char *text, struct np_named **out, int *ambiguou
                 struct np_named *m = realloc(*out, (size_t)ncap * sizeof *m);
                 if (m == NULL) {
                     free(t.name);
+                    free(t.escaped);
                     goto oom;
                 }
                 *out = m;
@@ -167,11 +176,11 @@ static pid_t ns_id(pid_t pid, pid_t tid)
     return id;
 }
 
-static const char *jvm_name(const struct np_named *names, int nnames, pid_t tid)
+static const struct np_named *jvm_name(const struct np_named *names, int nnames, pid_t tid)
 {
     for (int i = 0; i < nnames; i++)
         if (names[i].tid == tid)
-            return names[i].name;
+            return &names[i];
     return NULL;
 }
 
@@ -200,18 +209,24 @@ static int look_at(const struct np_topo *t, pid_t pid, pid_t tid, const struct n
         return 1;
     np_topo_home_nodes(t, s->cpus, s->nodes);
     s->ns_tid = ns_id(pid, tid);
-    const char *name = jvm_name(names, nnames, s->ns_tid);
+    const struct np_named *named = jvm_name(names, nnames, s->ns_tid);
+    s->jvm_name = named != NULL;
+    if (named != NULL) {
+        s->name = strdup(named->name);
+        s->escaped = named->escaped != NULL ? strdup(named->escaped) : NULL;
+        return s->name != NULL && (named->escaped == NULL || s->escaped != NULL) ? 0 : -1;
+    }
+    /* The kernel's name: bytes, cut at 15, maybe inside a character. */
     char kname[64];
-    if (name == NULL)
-        kernel_name(pid, tid, kname, sizeof kname);
-    s->jvm_name = name != NULL;
-    s->name = strdup(name != NULL ? name : kname);
+    kernel_name(pid, tid, kname, sizeof kname);
+    s->name = np_text_from_mutf8(kname, &s->escaped);
     return s->name != NULL ? 0 : -1;
 }
 
 static void seen_free(struct np_seen *s)
 {
     free(s->name);
+    free(s->escaped);
     hwloc_bitmap_free(s->planned);
     hwloc_bitmap_free(s->cpus);
     hwloc_bitmap_free(s->nodes);
@@ -567,6 +582,8 @@ static void print_json(const struct np_inspect *c, const struct np_globs *o, FIL
         char *cpus = np_cpulist_dup(s->cpus), *nodes = np_cpulist_dup(s->nodes);
         np_json_open(&j, NULL, '{', false);
         np_json_str(&j, "name", s->name);
+        if (s->escaped != NULL)
+            np_json_str(&j, "name_escaped", s->escaped);
         np_json_str(&j, "name_from", s->jvm_name ? "jvm" : "kernel");
         np_json_int(&j, "tid", s->tid);
         np_json_int(&j, "ns_tid", s->ns_tid);

@@ -31,9 +31,13 @@
 #include "np_topo.h"
 
 /* A thread named by the JVM. */
+/* A thread's name as UTF-8 text, and its escaped form when the text is
+ * not the name exactly, else NULL (np_text_from_mutf8: the dump gives
+ * names in the JVM's modified UTF-8). */
 struct np_named {
     pid_t tid;
     char *name;
+    char *escaped;
 };
 
 /* Reads HotSpot's thread dump (`jcmd PID Thread.print`): each line
@@ -49,7 +53,8 @@ void np_inspect_named_free(struct np_named *n, int count);
 struct np_seen {
     pid_t tid;
     pid_t ns_tid;           /* the id in the process's own PID namespace */
-    char *name;
+    char *name;             /* UTF-8 text (np_text.h) */
+    char *escaped;          /* its escaped form, or NULL when name is exact */
     bool jvm_name;          /* from the thread dump, else the kernel's */
     hwloc_bitmap_t cpus;    /* CPUs it may run on */
     hwloc_bitmap_t nodes;   /* their home nodes */

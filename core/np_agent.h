@@ -92,6 +92,7 @@ struct np_agent {
     unsigned sink_epochs;
     struct np_advice_line advice[NP_ADVICE_KEEP];
     int nadvice;
+    int advice_dropped;  /* advice lines given beyond those kept */
 };
 
 /* The current targets: a callback reads them once and uses that copy
@@ -163,15 +164,18 @@ void np_agent_attached(struct np_agent *a);
 /* A thread started; called on that thread.  A matching thread is placed.
  * A thread that does not match but inherited a placement from the thread
  * that created it (Linux threads inherit affinity and memory policy) is put
- * back to the process's start-up CPUs and policy. */
-void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid);
+ * back to the process's start-up CPUs and policy.  `name` is the name's
+ * UTF-8 text and `escaped` its escaped form, NULL when the text is the
+ * name exactly (np_text_from_mutf8). */
+void np_agent_thread_start(struct np_agent *a, const char *name, const char *escaped, pid_t tid);
 
 /* A running thread seen from another thread: at late attach
  * (NP_HOW_ATTACH) or by the periodic rescan for renamed threads
  * (NP_HOW_RESCAN).  A matching thread not placed yet (never seen, or seen
  * under a name that did not match) gets its CPUs; its memory policy cannot
  * be set from outside. */
-void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how how);
+void np_agent_seen(struct np_agent *a, const char *name, const char *escaped, pid_t tid,
+                   enum np_how how);
 
 /* True when the agent needs the JVM's ThreadEnd (np_agent_thread_ended).
  * Under cpus=node, loaded at start-up, it does not: each thread's entry

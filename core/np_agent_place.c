@@ -305,14 +305,23 @@ static void log_placed(const struct np_agent *a, const char *name, pid_t tid,
     np_log_later(NP_LOG_INFO, make_placed, &p, offsetof(struct placed_line, text) + o);
 }
 
-void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
+/* Records a thread numapin leaves alone. */
+static void add_skipped(struct np_agent *a, const char *name, const char *escaped, pid_t tid)
+{
+    int live, slot;
+    unsigned plan;
+    np_record_add_live(a->record, name, escaped, tid, NP_SKIPPED, false, -1, NP_HOW_START, &live,
+                       &slot, &plan);
+}
+
+void np_agent_thread_start(struct np_agent *a, const char *name, const char *escaped, pid_t tid)
 {
     if (!a->active)
         return;
     char qname[512];
     const struct np_targets *t = np_agent_targets(a);
     if (!np_globs_match(&a->opt.threads, name)) {
-        np_record_add(a->record, name, tid, NP_SKIPPED, false);
+        add_skipped(a, name, escaped, tid);
         end_with_thread(a, tid);
         skip(a, t, name, tid);
         return;
@@ -320,7 +329,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     if (t->none) {
         /* Left to the kernel; the rescan places it (from outside) once the
          * cpuset gives the group CPUs again. */
-        np_record_add(a->record, name, tid, NP_SKIPPED, false);
+        add_skipped(a, name, escaped, tid);
         end_with_thread(a, tid);
         np_log(NP_LOG_DEBUG, "skipped %s tid=%d cpuset=none", quoted(qname, sizeof qname, name),
                (int)tid);
@@ -329,7 +338,7 @@ void np_agent_thread_start(struct np_agent *a, const char *name, pid_t tid)
     int live, slot;
     unsigned plan;
     bool take_slot = a->opt.cpus != NP_CPUS_NODE;
-    struct np_ref e = np_record_add_live(a->record, name, tid,
+    struct np_ref e = np_record_add_live(a->record, name, escaped, tid,
                                          a->opt.dryrun ? NP_WOULD_PLACE : NP_PLACED, take_slot,
                                          take_slot ? np_targets_slot_of(t, sched_getcpu()) : -1,
                                          NP_HOW_START, &live, &slot, &plan);
@@ -497,7 +506,8 @@ bool np_agent_own_thread(pid_t tid)
     return own_thread(tid);
 }
 
-void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how how)
+void np_agent_seen(struct np_agent *a, const char *name, const char *escaped, pid_t tid,
+                   enum np_how how)
 {
     if (!a->active || tid <= 0 || np_agent_targets(a)->none || !own_thread(tid))
         return;
@@ -509,7 +519,7 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how 
         /* Ended since, placed (or failed) already, or still not matching. */
         if (np_record_copy(a->record, e, &copy) != 0 || copy.outcome != NP_SKIPPED || !match)
             return;
-        if (np_record_rename(a->record, e, name, outcome, a->opt.cpus != NP_CPUS_NODE, how) != 0)
+        if (np_record_rename(a->record, e, name, escaped, outcome, a->opt.cpus != NP_CPUS_NODE, how) != 0)
             return;
         place_other(a, e, name, tid, how);
         return;
@@ -521,7 +531,7 @@ void np_agent_seen(struct np_agent *a, const char *name, pid_t tid, enum np_how 
         return;
     int live, slot;
     unsigned plan;
-    e = np_record_add_live(a->record, name, tid, outcome, match && a->opt.cpus != NP_CPUS_NODE, -1, how,
+    e = np_record_add_live(a->record, name, escaped, tid, outcome, match && a->opt.cpus != NP_CPUS_NODE, -1, how,
                            &live, &slot, &plan);
     if (e.e == NULL)
         return;
@@ -591,7 +601,11 @@ void np_agent_report(struct np_agent *a)
         const struct np_targets *t = with_cpus(np_agent_targets(a));
         if (a->exit_memory.pages == NULL)
             np_memory_read(0, &a->exit_memory, NULL);
-        np_report_json(&t->report_plan, a->record, NP_RECORD_KEEP_ENDED, &a->exit_memory,
+        const char *advice[NP_ADVICE_KEEP];
+        enum np_level level[NP_ADVICE_KEEP];
+        struct np_report_advice adv;
+        np_agent_advice_kept(a, &adv, advice, level);
+        np_report_json(&t->report_plan, a->record, NP_RECORD_KEEP_ENDED, &adv, &a->exit_memory,
                        t->mem_nodes, mem);
         e = fclose(mem) == 0 ? 0 : errno;
     }

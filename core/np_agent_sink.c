@@ -34,10 +34,26 @@ void np_agent_advise(struct np_agent *a, enum np_level level, const char *text)
         char *copy = strdup(text);
         if (copy != NULL)
             a->advice[a->nadvice++] = (struct np_advice_line){copy, level, ep};
+        else
+            a->advice_dropped++;
+    } else {
+        a->advice_dropped++;
     }
     pthread_mutex_unlock(&lock);
     if (ep != 0)
         a->sink->advice(a->sink, level, text);
+}
+
+void np_agent_advice_kept(struct np_agent *a, struct np_report_advice *out,
+                          const char *text[NP_ADVICE_KEEP], enum np_level level[NP_ADVICE_KEEP])
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < a->nadvice; i++) {
+        text[i] = a->advice[i].text;
+        level[i] = a->advice[i].level;
+    }
+    *out = (struct np_report_advice){text, level, a->nadvice, a->advice_dropped};
+    pthread_mutex_unlock(&lock);
 }
 
 /* The latest targets with CPUs (while the cpuset leaves the group none,

@@ -1,16 +1,22 @@
 #include "np_json.h"
+#include "np_text.h"
 
-/* s as a JSON string literal, quotes included. */
+/* s as a JSON string literal, quotes included: UTF-8 whatever s holds. */
 static void np_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    for (const unsigned char *c = (const unsigned char *)s; *c;) {
+        unsigned cp;
+        size_t n = *c < 0x80 ? 1 : np_text_next((const char *)c, &cp);
         if (*c == '"' || *c == '\\')
             fprintf(out, "\\%c", *c);
         else if (*c < 0x20)
             fprintf(out, "\\u%04x", *c);
+        else if (n == 1 && *c >= 0x80)
+            fputs("\\ufffd", out); /* a byte that begins no character */
         else
-            fputc(*c, out);
+            fwrite(c, 1, n, out);
+        c += n;
     }
     fputc('"', out);
 }

@@ -14,7 +14,9 @@
  *   }
  *
  * Strings are escaped as JSON requires (quotes, backslashes, control
- * bytes); other bytes are written as they are.  A key is given with each
+ * bytes); other characters are written as they are, and a byte that
+ * begins no UTF-8 character as \ufffd, so the output is UTF-8 whatever
+ * it is given.  A key is given with each
  * value inside an object and NULL inside an array.  Nothing here
  * allocates. */
 #ifndef NP_JSON_H

@@ -231,12 +231,32 @@ static void take_slot_locked(struct np_record *r, struct np_entry *e, int prefer
     }
 }
 
+/* name and escaped (or NULL) in one allocation, as np_entry holds them. */
+static char *name_dup(const char *name, const char *escaped)
+{
+    size_t n = strlen(name) + 1, m = escaped != NULL ? strlen(escaped) + 1 : 1;
+    char *copy = malloc(n + m);
+    if (copy != NULL) {
+        memcpy(copy, name, n);
+        memcpy(copy + n, escaped != NULL ? escaped : "", m);
+    }
+    return copy;
+}
+
+const char *np_entry_escaped(const struct np_entry *e)
+{
+    if (e->name == NULL)
+        return NULL;
+    const char *x = e->name + strlen(e->name) + 1;
+    return *x != '\0' ? x : NULL;
+}
+
 struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
                             enum np_outcome outcome, bool take_slot)
 {
     int live, slot;
     unsigned plan;
-    return np_record_add_live(r, name, tid, outcome, take_slot, -1, NP_HOW_START, &live, &slot,
+    return np_record_add_live(r, name, NULL, tid, outcome, take_slot, -1, NP_HOW_START, &live, &slot,
                               &plan);
 }
 
@@ -248,14 +268,14 @@ int np_record_live(struct np_record *r)
     return live;
 }
 
-struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
+struct np_ref np_record_add_live(struct np_record *r, const char *name, const char *escaped, pid_t tid,
                                  enum np_outcome outcome, bool take_slot, int prefer,
                                  enum np_how how, int *live, int *slot, unsigned *plan)
 {
     struct np_ref ref = {NULL, 0};
     char *drop = NULL;
     *slot = -1;
-    char *copy = strdup(name);
+    char *copy = name_dup(name, escaped);
     if (copy == NULL) {
         *live = np_record_live(r);
         return ref;
@@ -392,10 +412,10 @@ void np_record_end(struct np_record *r, struct np_ref ref)
     free(drop);
 }
 
-int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
+int np_record_rename(struct np_record *r, struct np_ref ref, const char *name, const char *escaped,
                      enum np_outcome outcome, bool take_slot, enum np_how how)
 {
-    char *copy = strdup(name);
+    char *copy = name_dup(name, escaped);
     if (copy == NULL)
         return -1;
     pthread_mutex_lock(&r->lock);
@@ -627,7 +647,7 @@ static int copy_locked(const struct np_entry *e, struct np_entry *out)
 {
     *out = *e;
     out->next_live = out->next_ended = NULL;
-    out->name = strdup(e->name);
+    out->name = name_dup(e->name, np_entry_escaped(e));
     return out->name != NULL ? 0 : -1;
 }
 

@@ -42,6 +42,9 @@ enum np_outcome {
 };
 
 struct np_entry {
+    /* The thread's name as UTF-8 text (np_text.h), and after its NUL, in
+     * the same allocation, its escaped form when the text is not the name
+     * exactly (np_entry_escaped), else a second NUL. */
     char *name;
     pid_t tid;
     enum np_outcome outcome;
@@ -69,6 +72,10 @@ struct np_ref {
     struct np_entry *e;
     unsigned gen;
 };
+
+/* An entry's escaped name (np_text_from_mutf8), or NULL when its name
+ * text is the name exactly. */
+const char *np_entry_escaped(const struct np_entry *e);
 
 /* Totals over every thread ever recorded, and the live placed ones. */
 struct np_counts {
@@ -99,13 +106,14 @@ void np_record_destroy(struct np_record *r);
 struct np_ref np_record_add(struct np_record *r, const char *name, pid_t tid,
                             enum np_outcome outcome, bool take_slot);
 
-/* Like np_record_add (which records NP_HOW_START), saying how numapin saw
+/* Like np_record_add (which records NP_HOW_START), with the name's escaped
+ * form (NULL when the text `name` is the name exactly), saying how numapin saw
  * the thread, and also returning the live count including the new entry
  * in *live and its slot (or -1) in *slot, a slot of plan *plan.  A slot
  * taken is `prefer` (a slot index, or -1 for none) when that is one of the
  * least loaded: the slot of the CPU the thread runs on, which it then
  * need not leave. */
-struct np_ref np_record_add_live(struct np_record *r, const char *name, pid_t tid,
+struct np_ref np_record_add_live(struct np_record *r, const char *name, const char *escaped, pid_t tid,
                                  enum np_outcome outcome, bool take_slot, int prefer,
                                  enum np_how how, int *live, int *slot, unsigned *plan);
 
@@ -128,10 +136,10 @@ struct np_ref np_record_find_live(struct np_record *r, pid_t tid);
  * Returns 0, or -1 when the entry was reused. */
 int np_record_copy(struct np_record *r, struct np_ref ref, struct np_entry *out);
 
-/* Renames a live entry and sets its outcome, seen `how` (a thread placed
+/* Renames a live entry (`escaped` as in np_record_add_live) and sets its outcome, seen `how` (a thread placed
  * after a rename).  Returns 0, or -1 when the entry has ended or was reused, or
  * memory ran out. */
-int np_record_rename(struct np_record *r, struct np_ref ref, const char *name,
+int np_record_rename(struct np_record *r, struct np_ref ref, const char *name, const char *escaped,
                      enum np_outcome outcome, bool take_slot, enum np_how how);
 
 /* The thread ended: it no longer counts in its slot, and its entry is kept

@@ -69,6 +69,8 @@ static void entry(const struct np_entry *e, void *arg)
     const char *mem = np_report_mem(l->p, e);
     np_json_open(j, NULL, '{', false);
     np_json_str(j, "name", e->name);
+    if (np_entry_escaped(e) != NULL)
+        np_json_str(j, "name_escaped", np_entry_escaped(e));
     np_json_int(j, "tid", e->tid);
     np_json_int(j, "seq", (long long)e->seq);
     np_json_str(j, "outcome", outcome_name(e->outcome));
@@ -91,7 +93,7 @@ static void entry(const struct np_entry *e, void *arg)
 }
 
 void np_report_json(const struct np_report_plan *p, struct np_record *r, int keep_ended,
-                    const struct np_memory *m, hwloc_const_bitmap_t mem_nodes, FILE *out)
+                    const struct np_report_advice *adv, const struct np_memory *m, hwloc_const_bitmap_t mem_nodes, FILE *out)
 {
     char kind[32];
     struct np_counts c;
@@ -129,6 +131,15 @@ void np_report_json(const struct np_report_plan *p, struct np_record *r, int kee
     np_json_int(&j, "drift", c.drift);
     np_json_close(&j);
     np_memory_json(&j, "memory", m, mem_nodes);
+    np_json_open(&j, "advice", '[', true);
+    for (int i = 0; i < adv->n; i++) {
+        np_json_open(&j, NULL, '{', false);
+        np_json_str(&j, "level", np_level_name(adv->level[i]));
+        np_json_str(&j, "text", adv->text[i]);
+        np_json_close(&j);
+    }
+    np_json_close(&j);
+    np_json_int(&j, "advice_dropped", adv->dropped);
     np_json_int(&j, "ended_kept", keep_ended);
     np_json_open(&j, "threads", '[', true);
     struct listing l = {p, &j};

@@ -10,12 +10,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "np_log.h"
 #include "np_memory.h"
 #include "np_modes.h"
 #include "np_record.h"
 
 /* The report format's version, the document's "numapin" field. */
-#define NP_REPORT_VERSION 1
+#define NP_REPORT_VERSION 2
 
 /* The plan as the report shows it: the agent's prepared strings, as the
  * log shows them. */
@@ -51,11 +52,21 @@ struct np_report_plan {
 const char *np_report_cpus(const struct np_report_plan *latest, const struct np_entry *e);
 const char *np_report_mem(const struct np_report_plan *latest, const struct np_entry *e);
 
-/* Writes the report to out, with the process's memory by node `m` and the
- * share of it on `mem_nodes` (the group's).  Takes the record's lock while
+/* The advice the agent gave, start-up and later, in the order given: the
+ * lines it kept, and how many more it gave beyond those (the log has
+ * them). */
+struct np_report_advice {
+    const char *const *text;        /* without the "advice: " of the log line */
+    const enum np_level *level;
+    int n;
+    int dropped;
+};
+
+/* Writes the report to out, with the advice `adv`, the process's memory
+ * by node `m` and the share of it on `mem_nodes` (the group's).  Takes the record's lock while
  * it lists the threads: write to memory (open_memstream), not to a slow
  * file. */
 void np_report_json(const struct np_report_plan *p, struct np_record *r, int keep_ended,
-                    const struct np_memory *m, hwloc_const_bitmap_t mem_nodes, FILE *out);
+                    const struct np_report_advice *adv, const struct np_memory *m, hwloc_const_bitmap_t mem_nodes, FILE *out);
 
 #endif

@@ -85,6 +85,12 @@ int np_agent_listen(struct np_agent *a);
 /* The sink stops listening (no recording runs any longer). */
 void np_agent_unlisten(struct np_agent *a);
 
+/* The advice lines kept, for the report: out's arrays point into text[]
+ * and level[] (NP_ADVICE_KEEP each), which are filled; the texts stay the
+ * agent's until np_agent_sink_free. */
+void np_agent_advice_kept(struct np_agent *a, struct np_report_advice *out,
+                          const char *text[NP_ADVICE_KEEP], enum np_level level[NP_ADVICE_KEEP]);
+
 /* Frees the advice lines kept; for np_agent_destroy. */
 void np_agent_sink_free(struct np_agent *a);
 

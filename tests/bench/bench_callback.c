@@ -46,7 +46,7 @@ static void *thread_main(void *arg)
     long long t0 = thread_cpu_ns();
     if (r->agent != NULL) {
         pid_t tid = gettid();
-        np_agent_thread_start(r->agent, r->name, tid);
+        np_agent_thread_start(r->agent, r->name, NULL, tid);
         if (np_agent_wants_thread_end(r->agent))
             np_agent_thread_ended(r->agent, tid);
     }

@@ -124,7 +124,7 @@ static void *worker_main(void *arg)
     worker_name(name, sizeof name, w->round_no, w->index);
     pid_t tid = gettid();
     pthread_barrier_wait(&r->start);
-    np_agent_thread_start(r->agent, name, tid);
+    np_agent_thread_start(r->agent, name, NULL, tid);
     if (name_matches(w->index) && !r->cfg->dryrun) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -158,7 +158,7 @@ static void *rescan_main(void *arg)
                 snprintf(name, sizeof name, "ForkJoinPool-renamed-worker-%d", i);
             else
                 worker_name(name, sizeof name, 0, i);
-            np_agent_seen(r->agent, name, tid, NP_HOW_RESCAN);
+            np_agent_seen(r->agent, name, NULL, tid, NP_HOW_RESCAN);
             done[i] = true;
             left--;
         }
@@ -436,8 +436,8 @@ static void foreign_tids(const char *dir)
     CHECK(sched_getaffinity(child, sizeof before, &before) == 0, "sched_getaffinity(child)");
     const pid_t tids[] = {child, 1, 0, -1, -child, 4194304 + 7, 2147483647};
     for (size_t i = 0; i < sizeof tids / sizeof *tids; i++) {
-        np_agent_seen(a, "ForkJoinPool-1-worker-1", tids[i], NP_HOW_RESCAN);
-        np_agent_seen(a, "Worker", tids[i], NP_HOW_ATTACH);
+        np_agent_seen(a, "ForkJoinPool-1-worker-1", NULL, tids[i], NP_HOW_RESCAN);
+        np_agent_seen(a, "Worker", NULL, tids[i], NP_HOW_ATTACH);
     }
     CHECK(sched_getaffinity(child, sizeof after, &after) == 0 && CPU_EQUAL(&before, &after),
           "another process's CPU binding was changed");
@@ -472,7 +472,7 @@ static void *churn_worker(void *arg)
     char name[64];
     snprintf(name, sizeof name, "ForkJoinPool-%d-worker-%lu", c->round_no, (unsigned long)gettid());
     pthread_barrier_wait(&c->start);
-    np_agent_thread_start(c->agent, name, gettid());
+    np_agent_thread_start(c->agent, name, NULL, gettid());
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 1 ||

@@ -158,6 +158,7 @@ struct job {
     int mode;        /* its policy's mode after thread_start */
     bool no_end;     /* it returns without np_agent_thread_ended, as in the
                         JVM where ThreadEnd is not wanted */
+    const char *escaped; /* the name's escaped form (np_text), or NULL */
 };
 
 static void *job_main(void *arg)
@@ -172,7 +173,7 @@ static void *job_main(void *arg)
     }
     if (j->own_policy)
         ck_assert_int_eq(set_mempolicy(MPOL_DEFAULT, NULL, 0), 0);
-    np_agent_thread_start(j->a, j->name, gettid());
+    np_agent_thread_start(j->a, j->name, j->escaped, gettid());
     my_cpus(j->cpus, sizeof j->cpus);
     ck_assert_int_eq(get_mempolicy(&j->mode, NULL, 0, NULL, 0), 0);
     if (j->placed)
@@ -196,7 +197,7 @@ static void run_job(struct job *j)
 /* Runs a whole thread; returns the CPUs it had after thread_start. */
 static void run_thread(struct np_agent *a, const char *name, char *cpus, size_t len)
 {
-    struct job j = {a, name, "", NULL, NULL, 0, 0, false, -1, false};
+    struct job j = {a, name, "", NULL, NULL, 0, 0, false, -1, false, NULL};
     run_job(&j);
     snprintf(cpus, len, "%s", j.cpus);
 }
@@ -249,7 +250,9 @@ START_TEST(group1_places_on_cpu1)
 }
 END_TEST
 
-/* report=FILE (%p expanded): the placements as JSON, read back with jq. */
+/* report=FILE (%p expanded): the placements as JSON, read back with jq;
+ * a name whose text is not exact keeps its escaped form, and the advice
+ * given is there. */
 START_TEST(report_lists_threads)
 {
     char pattern[600], path[600];
@@ -261,6 +264,10 @@ START_TEST(report_lists_threads)
     run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
     ck_assert_str_eq(cpus, "1");
     run_thread(a, "Reference \"Handler\"", cpus, sizeof cpus);
+    struct job lone = {a, "ForkJoinPool-1-worker-\xef\xbf\xbd\\", "", NULL, NULL, 0, 0, false, -1, false,
+                       "ForkJoinPool-1-worker-\\ud800\\\\"};
+    run_job(&lone);
+    np_agent_advise(a, NP_LOG_WARNING, "use \"fewer\" groups");
     struct stat st;
     ck_assert_int_eq(stat(path, &st), -1); /* checked at start, written at exit */
     np_agent_summary(a);
@@ -272,13 +279,17 @@ START_TEST(report_lists_threads)
     char *argv[] = {"/usr/bin/jq", "-r",
                     ".numapin, .plan.node, .plan.mem, .totals.placed, .totals.skipped, "
                     ".totals.mem_failed, (.threads[] | \"\\(.name)|\\(.outcome)|\\(.how)|"
-                    "\\(.cpus)|\\(.mem)|\\(.verified)|\\(.cpu_error)|\\(.mem_error)|\\(.live)\")",
+                    "\\(.cpus)|\\(.mem)|\\(.verified)|\\(.cpu_error)|\\(.mem_error)|\\(.live)|"
+                    "\\(.name_escaped)\"), (.advice[] | \"\\(.level) \\(.text)\"), .advice_dropped",
                     path, NULL};
     char *out = NULL, *err = NULL;
     ck_assert_msg(t_run(argv, &out, &err) == 0, "jq: %s", err);
-    ck_assert_str_eq(out, "1\n1\npreferred:1\n1\n1\n1\n"
-                          "ForkJoinPool-1-worker-1|placed|start|1|null|false|null|EINVAL|false\n"
-                          "Reference \"Handler\"|skipped|start|null|null|null|null|null|false\n");
+    ck_assert_str_eq(out, "2\n1\npreferred:1\n2\n1\n2\n"
+                          "ForkJoinPool-1-worker-1|placed|start|1|null|false|null|EINVAL|false|null\n"
+                          "Reference \"Handler\"|skipped|start|null|null|null|null|null|false|null\n"
+                          "ForkJoinPool-1-worker-\xef\xbf\xbd\\|placed|start|1|null|false|null|EINVAL|false|"
+                          "ForkJoinPool-1-worker-\\ud800\\\\\n"
+                          "warning use \"fewer\" groups\n0\n");
     free(out);
     free(err);
     char *log = slurp(log_path);
@@ -311,7 +322,7 @@ END_TEST
  * having dropped its inherited policy first when own_policy. */
 static int placed_mode(struct np_agent *a, bool own_policy)
 {
-    struct job j = {a, "ForkJoinPool-1-worker-1", "", NULL, NULL, 0, 0, own_policy, -1, false};
+    struct job j = {a, "ForkJoinPool-1-worker-1", "", NULL, NULL, 0, 0, own_policy, -1, false, NULL};
     run_job(&j);
     ck_assert_str_eq(j.cpus, "0");
     return j.mode;
@@ -478,7 +489,7 @@ START_TEST(cpus_core_least_loaded)
     sem_t placed, end_a;
     sem_init(&placed, 0, 0);
     sem_init(&end_a, 0, 0);
-    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a, 0, 1, false, -1, false};
+    struct job ja = {a, "ForkJoinPool-1-worker-1", "", &placed, &end_a, 0, 1, false, -1, false, NULL};
     pthread_t ta;
     ck_assert_int_eq(pthread_create(&ta, NULL, job_main, &ja), 0);
     while (sem_wait(&placed) != 0)
@@ -487,7 +498,7 @@ START_TEST(cpus_core_least_loaded)
     char cpus[64];
     /* A still holds core 0, so B gets core 1, even when it starts on CPU
      * 0; B ends; C again gets core 1, the free one. */
-    struct job jb = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 1, false, -1, false};
+    struct job jb = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 1, false, -1, false, NULL};
     run_job(&jb);
     ck_assert_str_eq(jb.cpus, "1");
     run_thread(a, "ForkJoinPool-1-worker-3", cpus, sizeof cpus);
@@ -498,7 +509,7 @@ START_TEST(cpus_core_least_loaded)
      * that it need not move. */
     for (int cpu = 0; cpu < 2; cpu++)
         for (int again = 0; again < 2; again++) {
-            struct job j = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, cpu + 1, false, -1, false};
+            struct job j = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, cpu + 1, false, -1, false, NULL};
             run_job(&j);
             ck_assert_str_eq(j.cpus, cpu == 0 ? "0" : "1");
         }
@@ -738,7 +749,7 @@ static void hold(struct held *h, struct np_agent *a, const char *name)
 {
     sem_init(&h->placed, 0, 0);
     sem_init(&h->end, 0, 0);
-    h->j = (struct job){a, name, "", &h->placed, &h->end, 0, 0, false, -1, false};
+    h->j = (struct job){a, name, "", &h->placed, &h->end, 0, 0, false, -1, false, NULL};
     ck_assert_int_eq(pthread_create(&h->t, NULL, job_main, &h->j), 0);
     while (sem_wait(&h->placed) != 0)
         ;
@@ -914,6 +925,70 @@ START_TEST(replan_follows_the_cpuset)
 }
 END_TEST
 
+/* hold(), the thread started on CPU `cpu`. */
+static void hold_on(struct held *h, struct np_agent *a, const char *name, int cpu)
+{
+    sem_init(&h->placed, 0, 0);
+    sem_init(&h->end, 0, 0);
+    h->j = (struct job){a, name, "", &h->placed, &h->end, 0, 1 + cpu, false, -1, false, NULL};
+    ck_assert_int_eq(pthread_create(&h->t, NULL, job_main, &h->j), 0);
+    while (sem_wait(&h->placed) != 0)
+        ;
+}
+
+/* cpus=core over two cores; the cpuset narrowed to CPU 1 and widened
+ * again, the kernel having moved the threads itself before numapin looks
+ * (it leaves a thread on the CPUs it had that the cpuset still allows, or
+ * gives it the whole cpuset): a thread whose CPUs the re-plan changes has
+ * its `placed ... how=replan` line whoever moved it, `was=` the CPUs it
+ * was found on; one whose CPUs stay has none. */
+START_TEST(replan_logs_each_thread_it_gives_other_cpus)
+{
+    fake_machine("pack:1 numa:1 core:2 pu:1");
+    struct np_agent *a = create("groups=1,cpus=core,mem=none,log=info:%s", log_path);
+    /* v first, on core 0 (started there: a thread takes the core it runs
+     * on when that is one of the least loaded), w on core 1; a re-plan
+     * gives the live threads slots in the order they came. */
+    struct held h[2], *v = &h[0], *w = &h[1];
+    hold_on(v, a, "ForkJoinPool-1-worker-1", 0);
+    hold(w, a, "ForkJoinPool-1-worker-2");
+    ck_assert_str_eq(v->j.cpus, "0");
+    ck_assert_str_eq(w->j.cpus, "1");
+    char cpus[64], line[300];
+    hwloc_bitmap_t one = t_bitmap("1"), both = t_bitmap("0-1");
+    move(v->j.tid, 1); /* the kernel: CPU 0 is no longer allowed */
+    ck_assert_int_eq(np_agent_replan(a, one), 1);
+    ck_assert_str_eq(cpus_of(v->j.tid, cpus, sizeof cpus), "1");
+    ck_assert_str_eq(cpus_of(w->j.tid, cpus, sizeof cpus), "1");
+    move(v->j.tid, 0); /* the kernel again: v's own CPU 0 is allowed again */
+    ck_assert_int_eq(np_agent_replan(a, both), 1);
+    ck_assert_str_eq(cpus_of(v->j.tid, cpus, sizeof cpus), "0");
+    ck_assert_str_eq(cpus_of(w->j.tid, cpus, sizeof cpus), "1");
+    /* Narrowed once more, the kernel leaving v where it was: numapin
+     * moves it. */
+    ck_assert_int_eq(np_agent_replan(a, one), 1);
+    ck_assert_str_eq(cpus_of(v->j.tid, cpus, sizeof cpus), "1");
+    release(&h[0]);
+    release(&h[1]);
+    np_agent_destroy(a);
+    hwloc_bitmap_free(one);
+    hwloc_bitmap_free(both);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "how=replan"), 3);
+    snprintf(line, sizeof line, "] placed \"%s\" tid=%d ", w->j.name, (int)w->j.tid);
+    ck_assert_int_eq(t_count_lines(log, line), 1); /* at its start only */
+    const char *lines[] = {"cpus=1 mem=unchanged how=replan was=1", "cpus=0 mem=unchanged how=replan was=0",
+                           "cpus=1 mem=unchanged how=replan was=0"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(line, sizeof line, "[info][numapin] placed \"%s\" tid=%d group=0 node=0 %s", v->j.name,
+                 (int)v->j.tid, lines[i]);
+        ck_assert_msg(t_count_lines(log, line) == 1, "no line '%s' in\n%s", line, log);
+    }
+    ck_assert_int_eq(t_count_lines(log, "[warning]"), 0);
+    free(log);
+}
+END_TEST
+
 /* Under scope=jvm a re-plan onto another node gives placed threads
  * another policy, which the threads they create inherit: from then on each
  * placed thread's policy is read and set, back on the first node too. */
@@ -953,11 +1028,11 @@ START_TEST(replan_to_no_cpus_and_back)
     /* The thread runs where it was (on CPU 0, inherited): not placed. */
     struct held w;
     hold(&w, a, "ForkJoinPool-1-worker-1");
-    np_agent_seen(a, "ForkJoinPool-1-worker-1", w.j.tid, NP_HOW_RESCAN); /* nothing while none */
+    np_agent_seen(a, "ForkJoinPool-1-worker-1", NULL, w.j.tid, NP_HOW_RESCAN); /* nothing while none */
     ck_assert_int_eq(np_agent_replan(a, both), 1);
     ck_assert(!np_agent_targets(a)->none);
     ck_assert_int_eq(np_agent_targets(a)->gen, 2);
-    np_agent_seen(a, "ForkJoinPool-1-worker-1", w.j.tid, NP_HOW_RESCAN);
+    np_agent_seen(a, "ForkJoinPool-1-worker-1", NULL, w.j.tid, NP_HOW_RESCAN);
     char cpus[64];
     ck_assert_str_eq(cpus_of(w.j.tid, cpus, sizeof cpus), "0");
     release(&w);
@@ -1214,8 +1289,8 @@ static int live_entries(struct np_agent *a)
 static void *start_twice(void *arg)
 {
     struct np_agent *a = arg;
-    np_agent_thread_start(a, "ForkJoinPool-1-worker-2", gettid());
-    np_agent_thread_start(a, "ForkJoinPool-1-worker-3", gettid());
+    np_agent_thread_start(a, "ForkJoinPool-1-worker-2", NULL, gettid());
+    np_agent_thread_start(a, "ForkJoinPool-1-worker-3", NULL, gettid());
     ck_assert_int_eq(live_entries(a), 1);
     return NULL;
 }
@@ -1228,7 +1303,7 @@ START_TEST(thread_end_only_where_needed)
 {
     struct np_agent *a = create("group=0,groups=1,log=off");
     ck_assert(!np_agent_wants_thread_end(a));
-    struct job j = {a, "ForkJoinPool-1-worker-1", "", NULL, NULL, 0, 0, false, -1, true};
+    struct job j = {a, "ForkJoinPool-1-worker-1", "", NULL, NULL, 0, 0, false, -1, true, NULL};
     run_job(&j);
     ck_assert_int_eq(live_entries(a), 0);
     struct np_counts c;
@@ -1276,14 +1351,14 @@ START_TEST(oversubscription_confirmed_later)
     sem_t placed, may_end;
     sem_init(&placed, 0, 0);
     sem_init(&may_end, 0, 0);
-    struct job held = {a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true};
+    struct job held = {a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true, NULL};
     pthread_t t1, t2;
     ck_assert_int_eq(pthread_create(&t1, NULL, job_main, &held), 0);
     while (sem_wait(&placed) != 0)
         ;
     /* One that starts while the first is live, then exits: gone by the
      * time the count is looked at again. */
-    struct job brief = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 0, false, -1, true};
+    struct job brief = {a, "ForkJoinPool-1-worker-2", "", NULL, NULL, 0, 0, false, -1, true, NULL};
     run_job(&brief);
     np_agent_confirm_advice(a);
     np_log_flush();
@@ -1291,13 +1366,13 @@ START_TEST(oversubscription_confirmed_later)
     ck_assert_int_eq(t_count_lines(log, "placed threads are live on"), 0);
     free(log);
     /* One that stays: two live on one CPU. */
-    struct job stays = {a, "ForkJoinPool-1-worker-3", "", &placed, &may_end, 0, 0, false, -1, true};
+    struct job stays = {a, "ForkJoinPool-1-worker-3", "", &placed, &may_end, 0, 0, false, -1, true, NULL};
     ck_assert_int_eq(pthread_create(&t2, NULL, job_main, &stays), 0);
     while (sem_wait(&placed) != 0)
         ;
     /* A third that exits finds the two still there: confirmed, and told
      * where a JNI environment is (here: at exit). */
-    struct job brief2 = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, 0, false, -1, true};
+    struct job brief2 = {a, "ForkJoinPool-1-worker-4", "", NULL, NULL, 0, 0, false, -1, true, NULL};
     run_job(&brief2);
     log = slurp(log_path);
     ck_assert_int_eq(t_count_lines(log, "placed threads are live on"), 0);
@@ -1332,7 +1407,7 @@ START_TEST(running_list_ends_the_absent)
     for (int k = 0; k < 3; k++) {
         if (k == 2)
             since = np_agent_listing(a); /* the list is taken after this */
-        j[k] = (struct job){a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true};
+        j[k] = (struct job){a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true, NULL};
         ck_assert_int_eq(pthread_create(&t[k], NULL, job_main, &j[k]), 0);
         while (sem_wait(&placed) != 0)
             ;
@@ -1353,7 +1428,7 @@ START_TEST(running_list_ends_the_absent)
 
     /* Where ThreadEnd is seen, the list is not needed and ends nothing. */
     a = create("group=0,groups=1,cpus=core,log=off");
-    struct job c = {a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true};
+    struct job c = {a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true, NULL};
     pthread_t ct;
     ck_assert_int_eq(pthread_create(&ct, NULL, job_main, &c), 0);
     while (sem_wait(&placed) != 0)
@@ -1383,8 +1458,8 @@ START_TEST(sink_told_of_outside_placements)
     ck_assert_int_eq(pthread_create(&t, NULL, idle_main, &i), 0);
     while (sem_wait(&i.ready) != 0)
         ;
-    np_agent_seen(a, "ForkJoinPool-9-worker-1", i.tid, NP_HOW_ATTACH);
-    np_agent_seen(a, "ForkJoinPool-9-worker-1", i.tid, NP_HOW_RESCAN); /* placed already */
+    np_agent_seen(a, "ForkJoinPool-9-worker-1", NULL, i.tid, NP_HOW_ATTACH);
+    np_agent_seen(a, "ForkJoinPool-9-worker-1", NULL, i.tid, NP_HOW_RESCAN); /* placed already */
     EXPECT_TOLD(f, "placement ForkJoinPool-9-worker-1 group=0 nodes=0 cpus=0 mem=unchanged "
                    "mem_error=null how=attach verified=1 live=1 earlier=0\n");
     sem_post(&i.done);
@@ -1398,7 +1473,7 @@ START_TEST(sink_told_of_outside_placements)
     sem_init(&may_end, 0, 0);
     pthread_t jt[3];
     for (int k = 0; k < 3; k++) {
-        j[k] = (struct job){a, "ForkJoinPool-2-worker-1", "", &placed, &may_end, 0, 0, false, -1, false};
+        j[k] = (struct job){a, "ForkJoinPool-2-worker-1", "", &placed, &may_end, 0, 0, false, -1, false, NULL};
         ck_assert_int_eq(pthread_create(&jt[k], NULL, job_main, &j[k]), 0);
         while (sem_wait(&placed) != 0)
             ;
@@ -1656,6 +1731,7 @@ Suite *agent_suite(void)
     tcase_add_test(tc, replan_follows_the_cpuset);
     tcase_add_test(tc, replan_ends_the_inherited_policy);
     tcase_add_test(tc, replan_to_no_cpus_and_back);
+    tcase_add_test(tc, replan_logs_each_thread_it_gives_other_cpus);
     tcase_add_test(tc, marker_shows_planned_cpus_and_drift);
     tcase_add_test(tc, auto_with_one_group_takes_no_lock);
     tcase_add_test(tc, default_scope_places_the_whole_jvm);

@@ -64,6 +64,26 @@ START_TEST(parses_jdk17_and_jdk25_dumps)
 }
 END_TEST
 
+/* The dump gives names in the JVM's modified UTF-8: they come out as
+ * UTF-8 text, with the escaped form where the text is not exact. */
+START_TEST(dump_names_become_utf8_text)
+{
+    static const char text[] =
+        "\"emoji-\xed\xa0\xbd\xed\xb8\x80\" #20 prio=5 os_prio=0 tid=0x1 nid=0x10 runnable\n"
+        "\"lone-\xed\xa0\x80\" #21 prio=5 os_prio=0 tid=0x2 nid=0x11 runnable\n"
+        "\"nul-\xc0\x80\" #22 prio=5 os_prio=0 tid=0x3 nid=0x12 runnable\n";
+    struct np_named *n = NULL;
+    ck_assert_int_eq(np_inspect_parse_dump(text, &n, NULL), 3);
+    ck_assert_str_eq(n[0].name, "emoji-\xf0\x9f\x98\x80");
+    ck_assert_ptr_null(n[0].escaped);
+    ck_assert_str_eq(n[1].name, "lone-\xef\xbf\xbd");
+    ck_assert_str_eq(n[1].escaped, "lone-\\ud800");
+    ck_assert_str_eq(n[2].name, "nul-\xef\xbf\xbd");
+    ck_assert_str_eq(n[2].escaped, "nul-\\u0000");
+    np_inspect_named_free(n, 3);
+}
+END_TEST
+
 /* A thread may name itself anything, line breaks and " nid=" included;
  * what it writes into the dump must not relabel another thread. */
 START_TEST(names_cannot_forge_records)
@@ -132,7 +152,7 @@ START_TEST(this_process_from_outside)
         ;
     /* The JVM's name for this process's main thread; the other keeps the
      * kernel's. */
-    struct np_named names[] = {{getpid(), "main thread"}};
+    struct np_named names[] = {{getpid(), "main thread", NULL}};
     struct np_inspect c;
     ck_assert_msg(np_inspect_collect(&t, getpid(), names, 1, &c, err, sizeof err) == 0, "%s", err);
     sem_post(&h.done);
@@ -191,6 +211,7 @@ Suite *inspect_suite(void)
     TCase *tc = tcase_create("inspect");
     tcase_add_test(tc, parses_jdk17_and_jdk25_dumps);
     tcase_add_test(tc, names_cannot_forge_records);
+    tcase_add_test(tc, dump_names_become_utf8_text);
     tcase_add_test(tc, this_process_from_outside);
     suite_add_tcase(s, tc);
     return s;

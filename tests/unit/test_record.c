@@ -370,7 +370,7 @@ START_TEST(stale_ref)
     ck_assert_ptr_eq(now.e, old.e);
     ck_assert_uint_eq(now.gen, old.gen + 1);
     /* A rescan holding the old ref renames, sets, copies, ends: refused. */
-    ck_assert_int_eq(np_record_rename(r, found, "Match-1", NP_PLACED, true, NP_HOW_RESCAN), -1);
+    ck_assert_int_eq(np_record_rename(r, found, "Match-1", NULL, NP_PLACED, true, NP_HOW_RESCAN), -1);
     ck_assert_int_eq(np_record_set(r, found, NP_FAILED, 1, 0, false, false), -1);
     struct np_entry copy;
     ck_assert_int_eq(np_record_copy(r, found, &copy), -1);
@@ -396,7 +396,7 @@ START_TEST(stale_ref)
     ck_assert_ptr_nonnull(r);
     now = np_record_add(r, "other", 11, NP_PLACED, true);
     np_record_end(r, now);
-    ck_assert_int_eq(np_record_rename(r, now, "again", NP_PLACED, true, NP_HOW_RESCAN), -1);
+    ck_assert_int_eq(np_record_rename(r, now, "again", NULL, NP_PLACED, true, NP_HOW_RESCAN), -1);
     ck_assert_str_eq(now.e->name, "other");
     np_record_destroy(r);
 }
@@ -408,7 +408,7 @@ START_TEST(totals_follow_changes)
     struct np_record *r = np_record_create(1, 0);
     ck_assert_ptr_nonnull(r);
     struct np_ref a = np_record_add(r, "a", 1, NP_SKIPPED, false);
-    ck_assert_int_eq(np_record_rename(r, a, "A", NP_PLACED, true, NP_HOW_RESCAN), 0); /* renamed to match */
+    ck_assert_int_eq(np_record_rename(r, a, "A", NULL, NP_PLACED, true, NP_HOW_RESCAN), 0); /* renamed to match */
     ck_assert_int_eq(a.e->slot, 0);
     ck_assert_int_eq(np_record_set(r, a, NP_PLACED, 0, 22, true, false), 0); /* memory failed */
     struct np_counts c;
@@ -499,7 +499,7 @@ START_TEST(replan_moves_live_slots)
     /* A thread after the re-plan gets a slot of plan 1, and says so. */
     int live, slot;
     unsigned plan;
-    struct np_ref d = np_record_add_live(r, "d", 206, NP_PLACED, true, -1, NP_HOW_START, &live, &slot, &plan);
+    struct np_ref d = np_record_add_live(r, "d", NULL, 206, NP_PLACED, true, -1, NP_HOW_START, &live, &slot, &plan);
     ck_assert_int_eq(plan, 1);
     ck_assert_int_eq(slot, 0);
     ck_assert_int_eq(d.e->mem_plan, 1);
@@ -618,7 +618,7 @@ START_TEST(claims_once_per_epoch)
     ck_assert_str_eq(all[1].name, "b");
     np_record_copies_free(all, 2);
     /* A skipped thread renamed to a match is placing again until set. */
-    ck_assert_int_eq(np_record_rename(r, s, "s2", NP_PLACED, false, NP_HOW_RESCAN), 0);
+    ck_assert_int_eq(np_record_rename(r, s, "s2", NULL, NP_PLACED, false, NP_HOW_RESCAN), 0);
     ck_assert(!np_record_claim(r, s, 3, &c));
     np_record_set(r, s, NP_PLACED, 0, 0, true, true);
     ck_assert(np_record_claim(r, s, 3, &c));

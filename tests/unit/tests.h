@@ -43,6 +43,7 @@ Suite *file_suite(void);
 Suite *marker_suite(void);
 Suite *memory_suite(void);
 Suite *text_suite(void);
+Suite *json_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);
