@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "np_domains.h"
+#include "np_log.h"
 
 static int log2i(int n)
 {
@@ -195,7 +196,8 @@ int np_advise_oversubscribed(int live, int group_cpus, const char *name, bool *c
 {
     if (live <= group_cpus)
         return 0;
-    char how[256];
+    char how[256], quoted[72];
+    np_quote(quoted, sizeof quoted, name); /* a name is escaped as the log writes it */
     snprintf(how, sizeof how, "the pool that starts them to at most %d threads", group_cpus);
     *compute = false;
     for (size_t i = 0; i < sizeof pools / sizeof *pools; i++)
@@ -206,11 +208,11 @@ int np_advise_oversubscribed(int live, int group_cpus, const char *name, bool *c
         }
     if (*compute)
         snprintf(buf, len, "%d placed threads are live on this group's %d CPUs, so they share CPUs: "
-                 "size their pool to the group (threads like \"%.64s\": %s)", live, group_cpus,
-                 name, how);
+                 "size their pool to the group (threads like %s: %s)", live, group_cpus,
+                 quoted, how);
     else
         snprintf(buf, len, "%d placed threads are live on this group's %d CPUs: when more than %d run "
                  "at once they share CPUs, so for CPU-bound work size their pool to the group "
-                 "(threads like \"%.64s\": %s)", live, group_cpus, group_cpus, name, how);
+                 "(threads like %s: %s)", live, group_cpus, group_cpus, quoted, how);
     return 1;
 }

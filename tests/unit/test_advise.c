@@ -358,6 +358,14 @@ START_TEST(oversubscription_names_the_pool)
         if (!compute)
             ck_assert_msg(strstr(buf, "for CPU-bound work") != NULL, "%s", buf);
     }
+    /* The name is quoted and escaped as the log writes names: a line
+     * break or a bidi override in it cannot break or turn the line. */
+    ck_assert_int_eq(np_advise_oversubscribed(3, 2, "Tier1-\n[info][numapin] fake\xe2\x80\xae", &compute, buf,
+                                              sizeof buf), 1);
+    ck_assert_msg(strstr(buf, "(threads like \"Tier1-\\x0a[info][numapin] fake\\xe2\\x80\\xae\": ") != NULL,
+                  "%s", buf);
+    for (const char *p = buf; *p; p++)
+        ck_assert_msg((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f, "raw byte in: %s", buf);
 }
 END_TEST
 
