@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,7 +65,7 @@ class ReportTest {
         // "%p" is the JVM's pid, which the report states.
         String pid = jq(".pid", file).get(0);
         assertEquals("report-" + pid + ".json", file.getFileName().toString(), ctx);
-        assertEquals(List.of("1"), jq(".numapin", file), "format version\n" + ctx);
+        assertEquals(List.of("2"), jq(".numapin", file), "format version\n" + ctx);
         assertEquals(List.of("0 2 0 0-0"), jq("\"\\(.plan.group) \\(.plan.groups) \\(.plan.node) "
                 + "\\(.plan.cpus)-\\(.plan.cpus)\"", file), "plan: group 0 of 2 is node 0, CPU 0\n" + ctx);
         assertTrue(r.logLines().stream().anyMatch(l -> l.endsWith("[info][numapin] report " + file)),
@@ -97,6 +98,17 @@ class ReportTest {
         }
         assertEquals(List.of(String.valueOf(placed.size() + skipped.size())), jq(".threads | length", file),
                 "one entry per placed or skipped line\n" + ctx);
+        // The advice is the log's advice lines, in their order.
+        List<String> advice = new ArrayList<>();
+        for (String l : r.logLines()) {
+            java.util.regex.Matcher m = java.util.regex.Pattern
+                    .compile("^\\[[^]]*\\]\\[(info|warning)\\]\\[numapin\\] advice: (.*)$").matcher(l);
+            if (m.matches())
+                advice.add(m.group(1) + " " + m.group(2));
+        }
+        assertTrue(!advice.isEmpty(), "this run gives advice (2 groups on a 1-CPU node)\n" + ctx);
+        assertEquals(advice, jq(".advice[] | \"\\(.level) \\(.text)\"", file), "advice vs. the log\n" + ctx);
+        assertEquals(List.of("0"), jq(".advice_dropped", file), ctx);
     }
 
     /**
