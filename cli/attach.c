@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /* HotSpot's PerfDataPrologue and PerfDataEntry (perfMemory.hpp): a 32-byte
@@ -187,4 +190,102 @@ int np_attach_safe(pid_t pid, char *why, size_t len)
         return 0;
     }
     return 1;
+}
+
+int np_attach_dump(pid_t pid, char **out, size_t *len, char *err, size_t errlen)
+{
+    *out = NULL;
+    *len = 0;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/%d/root/tmp/.java_pid%ld", (int)pid,
+             own_pid(pid));
+    char uid_line[128], *euid = NULL;
+    struct stat st;
+    /* Uid: real, effective, saved, filesystem; HotSpot makes the socket
+     * as the effective one. */
+    if (status_field(pid, "Uid", uid_line, sizeof uid_line) == 0)
+        (void)strtoul(uid_line, &euid, 10);
+    if (euid == NULL || stat(sa.sun_path, &st) != 0 || !S_ISSOCK(st.st_mode) ||
+        st.st_uid != (uid_t)strtoul(euid, NULL, 10)) {
+        snprintf(err, errlen, "no attach socket of the process's user at %s", sa.sun_path);
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    struct timeval limit = {.tv_sec = NP_ATTACH_TIMEOUT};
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    struct ucred peer;
+    socklen_t plen = sizeof peer;
+    /* Protocol 1: the version, the command and three arguments, each
+     * NUL-terminated; the answer is a status line, then the output. */
+    static const char request[] = "1\0threaddump\0\0\0";
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        snprintf(err, errlen, "cannot connect to %s: %s", sa.sun_path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    /* The listening end must be the process itself, not one that made a
+     * socket of that name in its /tmp. */
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &plen) != 0 || peer.pid != pid) {
+        snprintf(err, errlen, "%s is not the process's own attach socket", sa.sun_path);
+        close(fd);
+        return -1;
+    }
+    if (send(fd, request, sizeof request, MSG_NOSIGNAL) != (ssize_t)sizeof request) {
+        snprintf(err, errlen, "cannot write to %s: %s", sa.sun_path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    for (;;) {
+        if (buf == NULL)
+            break;
+        if (n == cap) {
+            char *bigger = cap < NP_ATTACH_MAX_BYTES ? realloc(buf, 2 * cap + 1) : NULL;
+            if (bigger == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got == 0)
+            break;
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            snprintf(err, errlen, "reading %s: %s", sa.sun_path,
+                     errno == EAGAIN ? "no answer in time" : strerror(errno));
+            free(buf);
+            close(fd);
+            return -1;
+        }
+        n += (size_t)got;
+    }
+    close(fd);
+    if (buf == NULL) {
+        snprintf(err, errlen, "the thread dump is larger than %d MiB or memory ran out",
+                 NP_ATTACH_MAX_BYTES >> 20);
+        return -1;
+    }
+    buf[n] = '\0';
+    char *body = memchr(buf, '\n', n);
+    if (body == NULL || strncmp(buf, "0\n", 2) != 0) {
+        snprintf(err, errlen, "the JVM refused the thread dump (status %.*s)",
+                 body != NULL ? (int)(body - buf) : 0, buf);
+        free(buf);
+        return -1;
+    }
+    body++;
+    *len = n - (size_t)(body - buf);
+    memmove(buf, body, *len + 1);
+    *out = buf;
+    return 0;
 }

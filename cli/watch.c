@@ -10,7 +10,10 @@
 #include "watch.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <locale.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,13 +23,139 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "np_cpulist.h"
-#include "np_log.h"
+#include "np_text.h"
 
 #define SAMPLES_PER_SECOND 10
 #define NAME_WIDTH 24
 #define CPUS_WIDTH 14
+
+/* ---------------------------------------------------- display width */
+
+/* wcwidth(3) answers for the thread's locale: the view asks it under a
+ * C.UTF-8 locale object of its own (uselocale), whatever the process's
+ * locale is, and never changes the global one. */
+static locale_t utf8_locale;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+
+static void utf8_init(void)
+{
+    utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/* The columns a terminal gives the character cp: 0 (a combining mark), 1,
+ * 2 (East Asian wide), or -1 when it has nothing to print for it (a
+ * control, an unassigned code point).  Without a C.UTF-8 locale every
+ * printable character takes one column. */
+static int cp_width(unsigned cp)
+{
+    if (cp < 0x80)
+        return cp >= 0x20 && cp < 0x7f ? 1 : -1;
+    pthread_once(&utf8_once, utf8_init);
+    if (utf8_locale == (locale_t)0)
+        return cp < 0xa0 ? -1 : 1;
+    locale_t old = uselocale(utf8_locale);
+    int w = wcwidth((wchar_t)cp);
+    uselocale(old);
+    return w;
+}
+
+/* The next unit of the view's text at s, never to be cut: a character
+ * written out (`\\`, `\xNN`, `\uXXXX`, `\U00XXXXXX`, as np_text_shown
+ * writes them) or one character.  Its length in bytes is returned (0 at
+ * the end), its columns in *cols (-1: one a terminal cannot print). */
+static size_t unit(const char *s, int *cols)
+{
+    if (s[0] == '\\') {
+        size_t k = strnlen(s, s[1] == 'x' ? 4 : s[1] == 'u' ? 6 : s[1] == 'U' ? 10 : 2);
+        *cols = (int)k;
+        return k;
+    }
+    unsigned cp;
+    size_t k = np_text_next(s, &cp);
+    *cols = k > 0 ? cp_width(cp) : 0;
+    return k;
+}
+
+/* The columns s takes. */
+static int text_width(const char *s)
+{
+    int total = 0, w;
+    for (size_t k; (k = unit(s, &w)) > 0; s += k)
+        total += w < 0 ? 1 : w;
+    return total;
+}
+
+/* Copies into out (len > 0 bytes, NUL-terminated) the units of s that fit
+ * in `room` columns, up to the first that does not; a character a
+ * terminal cannot print as '?'.  Returns the bytes written, the columns
+ * they take in *cols. */
+static size_t fit(char *out, size_t len, const char *s, int room, int *cols)
+{
+    size_t o = 0;
+    int taken = 0, w;
+    for (size_t k; (k = unit(s, &w)) > 0; s += k) {
+        const char *put = w < 0 ? "?" : s;
+        size_t n = w < 0 ? 1 : k;
+        if (w < 0)
+            w = 1;
+        if (taken + w > room || o + n >= len)
+            break;
+        memcpy(out + o, put, n);
+        o += n;
+        taken += w;
+    }
+    out[o] = '\0';
+    *cols = taken;
+    return o;
+}
+
+/* A process-supplied string (a thread's name, the command) as the view
+ * shows it: np_text_shown's form, so that it cannot reverse, hide or
+ * break its row or drive the terminal, and each character a terminal has
+ * nothing to print for written out the same way (`\uXXXX`).  Cut at a
+ * whole character when out (len > 0) is short. */
+static void shown(char *out, size_t len, const char *s)
+{
+    char text[1024];
+    np_text_shown(text, sizeof text, s);
+    size_t o = 0;
+    int w;
+    for (const char *p = text; *p != '\0';) {
+        size_t k = unit(p, &w), n = k;
+        char esc[12];
+        const char *put = p;
+        if (w < 0) {
+            unsigned cp;
+            np_text_next(p, &cp);
+            n = (size_t)snprintf(esc, sizeof esc, cp > 0xffff ? "\\U%08x" : "\\u%04x", cp);
+            put = esc;
+        }
+        if (o + n >= len)
+            break;
+        memcpy(out + o, put, n);
+        o += n;
+        p += k;
+    }
+    out[o] = '\0';
+}
+
+/* `s` (the view's text) in exactly `width` columns: padded with spaces,
+ * or cut at a whole character and ended with '~'. */
+static void cell(char *out, size_t len, const char *s, int width)
+{
+    bool cut = text_width(s) > width;
+    int room = cut ? width - 1 : width, cols;
+    /* Room kept for the padding, however many bytes the characters take. */
+    size_t o = fit(out, len - (size_t)width - 2, s, room, &cols);
+    while (cols++ < room)
+        out[o++] = ' ';
+    if (cut)
+        out[o++] = '~';
+    out[o] = '\0';
+}
 
 /* ------------------------------------------------------------ the frame */
 
@@ -34,7 +163,7 @@ struct text {
     char *buf;
     size_t len, cap;
     bool oom;
-    int cols;
+    int cols, lines;
     bool tty;
 };
 
@@ -57,65 +186,25 @@ static void add(struct text *t, const char *s, size_t n)
     t->buf[t->len] = '\0';
 }
 
-/* One line: cut at the width (counting characters, not bytes), and, on a
- * terminal, erasing the rest of the line. */
+/* One line of the view's text: cut at the width (in columns, at a whole
+ * character), and, on a terminal, erasing the rest of its row.  A line
+ * that fills the row erases nothing: the cursor waits on its last
+ * character, which an erase would take away. */
 static void line(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(struct text *t, const char *fmt, ...)
 {
-    char buf[4096];
+    char buf[4096], cut[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    size_t n = strlen(buf);
-    if (t->cols > 0) {
-        int chars = 0;
-        for (size_t i = 0; i < n; i++)
-            if (((unsigned char)buf[i] & 0xc0) != 0x80 && ++chars > t->cols) {
-                n = i;
-                break;
-            }
-    }
-    add(t, buf, n);
-    if (t->tty)
+    int cols;
+    size_t n = fit(cut, sizeof cut, buf, t->cols > 0 ? t->cols : INT_MAX, &cols);
+    add(t, cut, n);
+    if (t->tty && (t->cols <= 0 || cols < t->cols))
         add(t, "\033[K", 3);
     add(t, "\n", 1);
-}
-
-/* `s` in exactly `width` characters: control bytes and broken UTF-8 as
- * '?' (a thread's name must not drive the terminal), cut with '~'. */
-static void cell(char *out, size_t len, const char *s, int width)
-{
-    size_t o = 0;
-    int chars = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    size_t total = 0;
-    for (const unsigned char *q = p; *q; q++)
-        total += (*q & 0xc0) != 0x80;
-    while (*p != '\0' && chars < width && o + 5 < len) {
-        if (chars == width - 1 && total > (size_t)width) {
-            out[o++] = '~';
-            chars++;
-            break;
-        }
-        int k = *p < 0x80 ? 1 : *p >= 0xc2 && *p < 0xe0 ? 2 : *p >= 0xe0 && *p < 0xf0 ? 3
-                : *p >= 0xf0 && *p <= 0xf4 ? 4 : 0;
-        bool ok = k > 0;
-        for (int i = 1; ok && i < k; i++)
-            ok = (p[i] & 0xc0) == 0x80;
-        if (!ok || *p < 0x20 || *p == 0x7f) {
-            out[o++] = '?';
-            p++;
-        } else {
-            memcpy(out + o, p, (size_t)k);
-            o += (size_t)k;
-            p += k;
-        }
-        chars++;
-    }
-    while (chars++ < width && o + 1 < len)
-        out[o++] = ' ';
-    out[o] = '\0';
+    t->lines++;
 }
 
 static const char *kind_name(enum cli_kind k)
@@ -137,6 +226,44 @@ static long long kb_at(const long long *kb, int n, int node)
     return kb != NULL && node < n ? kb[node] : 0;
 }
 
+/* What of a frame a terminal of `rows` rows shows (rows <= 0: all of it). */
+struct layout {
+    bool title, plan, frame, memory, heads, more;
+    int shown; /* thread rows */
+};
+
+/* The first `avail` rows after the title and the plan filled in order:
+ * the frame line; the memory per node, whole, only with room left for
+ * the column heads and a thread; the column heads and as many threads as
+ * fit. */
+static struct layout fill(int avail, int memory, int threads)
+{
+    struct layout l = {.title = true, .plan = true};
+    int need = threads > 0 ? 2 : 1;
+    l.frame = avail >= 1;
+    avail -= l.frame;
+    l.memory = avail >= memory + need;
+    avail -= l.memory ? memory : 0;
+    l.heads = avail >= need;
+    l.shown = l.heads ? (threads < avail - 1 ? threads : avail - 1) : 0;
+    return l;
+}
+
+static struct layout lay_out(int rows, int memory, int threads)
+{
+    if (rows <= 0)
+        return (struct layout){true, true, true, true, true, false, threads};
+    struct layout l = fill(rows - 2, memory, threads);
+    if (l.shown < threads && rows >= 3) {
+        /* The last row counts the threads left out. */
+        l = fill(rows - 3, memory, threads);
+        l.more = true;
+    }
+    l.title = rows >= 1;
+    l.plan = rows >= 2;
+    return l;
+}
+
 int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty, char **out,
                     size_t *len)
 {
@@ -145,39 +272,9 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
     int counts[3] = {0, 0, 0};
     for (int i = 0; i < c->nthreads; i++)
         counts[v->stats[i].kind]++;
-    char q[128];
-    np_quote(q, sizeof q, c->command);
-    if (tty)
-        add(&t, "\033[H", 3);
-    line(&t, "numapin check %d %s  threads %d: %d tier, %d other, %d jvm%s", (int)c->pid, q,
-         c->nthreads, counts[CLI_TIER], counts[CLI_OTHER], counts[CLI_JVM_OWN],
-         tty ? "  (q quits)" : "");
-    line(&t, "%s", v->plan);
-    line(&t, "frame %d, %.1f s, %d samples/s", v->frame, v->elapsed, SAMPLES_PER_SECOND);
-    int used = 3;
-    line(&t, "%-5s %12s %12s %12s", "node", "RSS MiB", "change", "since start");
-    used++;
-    if (c->node_kb == NULL) {
-        line(&t, "      (memory per node unknown: /proc/%d/numa_maps unreadable)", (int)c->pid);
-        used++;
-    }
-    for (int n = 0; n < c->nnode_kb; n++) {
-        long long kb = c->node_kb[n], prev = kb_at(v->prev_kb, v->nprev_kb, n),
-                  first = kb_at(v->first_kb, v->nfirst_kb, n);
-        if (kb == 0 && prev == 0 && first == 0)
-            continue;
-        line(&t, "%-5d %12.1f %+12.1f %+12.1f", n, (double)kb / 1024, (double)(kb - prev) / 1024,
-             (double)(kb - first) / 1024);
-        used++;
-    }
-    line(&t, "%7s %-*s %-5s %-*s %4s %4s %5s %6s", "TID", NAME_WIDTH, "NAME", "KIND", CPUS_WIDTH,
-         "CPUS", "NOW", "NODE", "HOME%", "MIGR");
-    used++;
-    int *order = malloc(((size_t)c->nthreads + 1) * sizeof *order), shown = 0, n = 0;
-    if (order == NULL) {
-        free(t.buf);
+    int *order = malloc(((size_t)c->nthreads + 1) * sizeof *order), n = 0;
+    if (order == NULL)
         return -1;
-    }
     for (int i = 0; i < c->nthreads; i++)
         if (v->filter == NULL || np_globs_match(v->filter, c->threads[i].name))
             order[n++] = i;
@@ -188,20 +285,63 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
             order[k] = order[k - 1];
             order[k - 1] = x;
         }
-    bool kernel_names = false;
-    for (int r = 0; r < n; r++) {
-        if (rows > 0 && used >= rows - 1 && r < n - 1) {
-            line(&t, "... %d more threads (a taller terminal, or --threads, shows them)", n - r);
-            used++;
-            break;
+    int memory = 1;
+    if (c->node_kb == NULL)
+        memory++;
+    for (int i = 0; i < c->nnode_kb; i++)
+        memory += c->node_kb[i] != 0 || kb_at(v->prev_kb, v->nprev_kb, i) != 0 ||
+                  kb_at(v->first_kb, v->nfirst_kb, i) != 0;
+    struct layout l = lay_out(rows, memory, n);
+
+    char command[512], q[2 * sizeof command + 3], plan[1024];
+    shown(command, sizeof command, c->command);
+    size_t o = 0;
+    q[o++] = '"';
+    for (const char *p = command; *p != '\0'; p++) {
+        if (*p == '"')
+            q[o++] = '\\';
+        q[o++] = *p;
+    }
+    q[o++] = '"';
+    q[o] = '\0';
+    shown(plan, sizeof plan, v->plan);
+    if (tty)
+        add(&t, "\033[H", 3);
+    if (l.title)
+        line(&t, "numapin check %d %s  threads %d: %d tier, %d other, %d jvm%s", (int)c->pid, q,
+             c->nthreads, counts[CLI_TIER], counts[CLI_OTHER], counts[CLI_JVM_OWN],
+             tty ? "  (q quits)" : "");
+    if (l.plan)
+        line(&t, "%s", plan);
+    if (l.frame)
+        line(&t, "frame %d, %.1f s, %d samples/s", v->frame, v->elapsed, SAMPLES_PER_SECOND);
+    if (l.memory) {
+        line(&t, "%-5s %12s %12s %12s", "node", "RSS MiB", "change", "since start");
+        if (c->node_kb == NULL)
+            line(&t, "      (memory per node unknown: /proc/%d/numa_maps unreadable)", (int)c->pid);
+        for (int i = 0; i < c->nnode_kb; i++) {
+            long long kb = c->node_kb[i], prev = kb_at(v->prev_kb, v->nprev_kb, i),
+                      first = kb_at(v->first_kb, v->nfirst_kb, i);
+            if (kb == 0 && prev == 0 && first == 0)
+                continue;
+            line(&t, "%-5d %12.1f %+12.1f %+12.1f", i, (double)kb / 1024,
+                 (double)(kb - prev) / 1024, (double)(kb - first) / 1024);
         }
+    }
+    if (l.heads)
+        line(&t, "%7s %-*s %-5s %-*s %4s %4s %5s %6s", "TID", NAME_WIDTH, "NAME", "KIND",
+             CPUS_WIDTH, "CPUS", "NOW", "NODE", "HOME%", "MIGR");
+    bool kernel_names = false;
+    for (int r = 0; r < l.shown; r++) {
         const struct np_seen *s = &c->threads[order[r]];
         const struct cli_watch_thread *st = &v->stats[order[r]];
-        char name[NAME_WIDTH * 4 + 8], cpus[CPUS_WIDTH * 4 + 8], list[1024], marked[512];
-        snprintf(marked, sizeof marked, "%s%s", s->name,
-                 v->names_from_jvm && !s->jvm_name ? "*" : "");
-        kernel_names |= v->names_from_jvm && !s->jvm_name;
-        cell(name, sizeof name, marked, NAME_WIDTH);
+        char text[512], name[512], cpus[CPUS_WIDTH * 4 + 8], list[1024];
+        bool kernel = v->names_from_jvm && !s->jvm_name;
+        shown(text, sizeof text - 1, s->name);
+        if (kernel)
+            strcat(text, "*");
+        kernel_names |= kernel;
+        cell(name, sizeof name, text, NAME_WIDTH);
         np_cpulist(list, sizeof list, s->cpus);
         cell(cpus, sizeof cpus, list, CPUS_WIDTH);
         char now[16], node[16], home[16], mig[24];
@@ -214,18 +354,34 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
         snprintf(mig, sizeof mig, st->migrations >= 0 ? "%lld" : "-", st->migrations);
         line(&t, "%7d %s %-5s %s %4s %4s %5s %6s", (int)s->tid, name, kind_name(st->kind), cpus, now,
              node, home, mig);
-        used++;
-        shown++;
     }
-    if (kernel_names && (rows <= 0 || used < rows))
+    if (l.more) {
+        /* As much of the count as the width has room for. */
+        char more[160];
+        int left = n - l.shown;
+        snprintf(more, sizeof more, "... %d more threads (a taller terminal, or --threads, shows them)",
+                 left);
+        if (cols > 0 && text_width(more) > cols)
+            snprintf(more, sizeof more, "+%d more threads", left);
+        if (cols > 0 && text_width(more) > cols)
+            snprintf(more, sizeof more, "+%d more", left);
+        line(&t, "%s", more);
+    }
+    if (kernel_names && (rows <= 0 || t.lines < rows))
         line(&t, "* the kernel's name: the thread dump taken at the start did not list it");
     free(order);
     if (tty) {
-        /* No newline after the last line: on the screen's last row it would
-         * scroll the top line away. */
-        if (t.len > 0 && t.buf[t.len - 1] == '\n')
-            t.buf[--t.len] = '\0';
-        add(&t, "\033[J", 3);
+        if (rows <= 0 || t.lines >= rows) {
+            /* No newline after the last line: on the screen's last row it
+             * would scroll the top line away. */
+            if (t.len > 0 && t.buf[t.len - 1] == '\n')
+                t.buf[--t.len] = '\0';
+        }
+        /* Erases what an earlier, longer frame left below; a frame of
+         * `rows` lines has nothing below it (and its last line may fill its
+         * row, which the erase would take the last character of). */
+        if (rows <= 0 || t.lines < rows)
+            add(&t, "\033[J", 3);
     }
     if (t.oom) {
         free(t.buf);
@@ -233,6 +389,31 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
     }
     *out = t.buf;
     *len = t.len;
+    return 0;
+}
+
+int cli_watch_last(const char *frame, size_t len, char **out, size_t *outlen)
+{
+    char *p = malloc(len + 2);
+    if (p == NULL)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (frame[i] == '\033' && i + 1 < len && frame[i + 1] == '[') {
+            /* The view's own sequences: CSI, parameters, a final letter. */
+            size_t k = i + 2;
+            while (k < len && !((frame[k] >= 'A' && frame[k] <= 'Z') || (frame[k] >= 'a' && frame[k] <= 'z')))
+                k++;
+            i = k;
+            continue;
+        }
+        p[n++] = frame[i];
+    }
+    if (n == 0 || p[n - 1] != '\n')
+        p[n++] = '\n';
+    p[n] = '\0';
+    *out = p;
+    *outlen = n;
     return 0;
 }
 
@@ -442,6 +623,10 @@ int cli_watch(const struct np_topo *t, const struct cli_jvm *j, const struct np_
     long long *first_kb = NULL, *prev_kb = NULL;
     int nfirst = 0, nprev = 0, status = 0, frame = 0;
     bool ended = false;
+    /* A failure is told once the terminal is given back: written on the
+     * alternate screen it would go with it. */
+    const char *why = NULL;
+    char err[512];
     char *last_frame = NULL;
     size_t last_len = 0;
     if (first->node_kb != NULL && (first_kb = malloc((size_t)first->nnode_kb * sizeof *first_kb)) != NULL) {
@@ -457,7 +642,7 @@ int cli_watch(const struct np_topo *t, const struct cli_jvm *j, const struct np_
         struct cli_watch_thread *stats = calloc((size_t)c.nthreads + 1, sizeof *stats);
         if (stats == NULL || keep(&l, &c) != 0) {
             free(stats);
-            fprintf(stderr, "numapin check: out of memory\n");
+            why = "out of memory";
             status = 1;
             break;
         }
@@ -469,11 +654,11 @@ int cli_watch(const struct np_topo *t, const struct cli_jvm *j, const struct np_
         }
         int cols = 0, rows = 0;
         struct winsize ws;
+        resized = 0; /* before the size is read: a resize after it draws again */
         if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0) {
             cols = ws.ws_col;
             rows = ws.ws_row;
         }
-        resized = 0;
         struct cli_watch_view v = {&c, stats, prev_kb != NULL ? prev_kb : first_kb, first_kb,
                                    prev_kb != NULL ? nprev : nfirst, nfirst, plan, w->filter,
                                    w->nnames > 0, now_s() - start, frame};
@@ -482,7 +667,7 @@ int cli_watch(const struct np_topo *t, const struct cli_jvm *j, const struct np_
         int rc = cli_watch_frame(&v, cols, rows, tty, &text, &len);
         free(stats);
         if (rc != 0) {
-            fprintf(stderr, "numapin check: out of memory\n");
+            why = "out of memory";
             status = 1;
             break;
         }
@@ -507,12 +692,11 @@ int cli_watch(const struct np_topo *t, const struct cli_jvm *j, const struct np_
         if (wait_sampling(&l, &c, start + frame * w->seconds, keys && raw) != 0)
             break;
         struct np_inspect next;
-        char err[512];
         if (!alive(w->pid) ||
             np_inspect_collect(t, w->pid, w->names, w->nnames, &next, err, sizeof err) != 0) {
             ended = !alive(w->pid);
             if (!ended) {
-                fprintf(stderr, "numapin check: %s\n", err);
+                why = err;
                 status = 1;
             }
             break;
@@ -527,29 +711,27 @@ int cli_watch(const struct np_topo *t, const struct cli_jvm *j, const struct np_
             break;
         }
     }
+    /* A terminal without the alternate screen keeps the last frame: the
+     * cursor goes below it, to column 0 of a line of its own. */
     if (tty)
-        write_all("\033[?25h\033[?1049l", 14);
+        write_all("\r\n\033[?25h\033[?1049l", 16);
     if (raw)
         tcsetattr(STDIN_FILENO, TCSANOW, &saved);
     sigaction(SIGINT, &old[0], NULL);
     sigaction(SIGTERM, &old[1], NULL);
     sigaction(SIGHUP, &old[2], NULL);
     sigaction(SIGWINCH, &old[3], NULL);
+    if (why != NULL)
+        fprintf(stderr, "numapin check: %s\n", why);
     if (ended) {
-        /* Left on the screen: the last frame, plain, and why it ended. */
-        if (tty && last_frame != NULL) {
-            char *p = last_frame;
-            size_t n = last_len;
-            for (size_t i = 0; i + 2 < n; i++) /* strip this frame's escapes */
-                if (p[i] == '\033' && p[i + 1] == '[') {
-                    size_t k = i + 2;
-                    while (k < n && !((p[k] >= 'A' && p[k] <= 'Z') || (p[k] >= 'a' && p[k] <= 'z')))
-                        k++;
-                    memmove(p + i, p + k + 1, n - k - 1);
-                    n -= k + 1 - i;
-                    i--;
-                }
-            write_all(p, n);
+        /* Left on the normal screen: the last frame, plain, and why it
+         * ended, on a line of its own (a terminal's frame has no newline
+         * after its last line). */
+        char *last;
+        size_t n;
+        if (tty && last_frame != NULL && cli_watch_last(last_frame, last_len, &last, &n) == 0) {
+            write_all(last, n);
+            free(last);
         }
         printf("numapin check: process %d exited\n", (int)w->pid);
         fflush(stdout);

@@ -8,7 +8,8 @@
  * samples it spent on its home node (the group's nodes, or the nodes of
  * its CPUs when the group is unknown), and its migrations since the view
  * began.  Rows: tier threads first, then other threads, then the JVM's
- * own; at most 80 columns. */
+ * own; at most 80 columns off a terminal, and on one no wider or taller
+ * than the terminal. */
 #ifndef NP_WATCH_H
 #define NP_WATCH_H
 
@@ -38,13 +39,28 @@ struct cli_watch_view {
     int frame;
 };
 
-/* Formats one frame into *out (malloc'd): at most `rows` lines when rows
- * > 0 (the rest counted in the last), lines cut at `cols` when cols > 0.
- * With `tty`, each line ends by erasing the rest of the terminal line and
- * the frame starts at the top left and erases what is below it (so it
- * redraws in place, without flicker); without, plain text.  Returns 0, or
- * -1 when memory runs out. */
+/* Formats one frame into *out (malloc'd) for a terminal of `cols` columns
+ * and `rows` rows (either 0: unknown, unbounded).  Widths are display
+ * columns (wcwidth under C.UTF-8): each line is cut to `cols` at a whole
+ * character, the name and CPU columns padded to their width, so a name
+ * of wide (CJK), combining or written-out characters keeps the columns
+ * after it in line.  At most `rows` lines: the title and the plan line
+ * first, the count of the thread rows left out last ("+12 more"), the
+ * rest as room allows (lay_out in watch.c).  Every process-supplied
+ * string (names, the command) is shown as np_text_shown writes it.
+ * With `tty`, the frame starts at the top left, each line shorter than
+ * the width erases the rest of its row, and what is below the frame is
+ * erased; a frame of `rows` lines has no newline after its last (it
+ * would scroll): it redraws in place, without flicker.  Without, plain
+ * text, each line ending in a newline.  Returns 0, or -1 when memory runs
+ * out. */
 int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty, char **out,
                     size_t *len);
+
+/* The text the view leaves on the normal screen when the process exits:
+ * `frame` (as cli_watch_frame made it) without its escape sequences and
+ * ending in a newline, so that a message after it starts at column 0.
+ * *out is malloc'd.  Returns 0, or -1 when memory runs out. */
+int cli_watch_last(const char *frame, size_t len, char **out, size_t *outlen);
 
 #endif
