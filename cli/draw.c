@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "np_cpulist.h"
+#include "np_text.h"
 
 /* Labels one object may show before the rest are counted. */
 #define LABELS_PER_OBJECT 6
@@ -120,6 +121,9 @@ void cli_draw_close(struct cli_draw *d)
         free(d->legend[i]);
     free(d->legend);
     free(d->slots);
+    for (int i = 0; i < d->ntexts; i++)
+        free(d->texts[i]);
+    free(d->texts);
     if (d->topo != NULL)
         hwloc_topology_destroy(d->topo);
     memset(d, 0, sizeof *d);
@@ -157,12 +161,159 @@ int cli_draw_group(struct cli_draw *d, int group, hwloc_const_bitmap_t cpus,
     return 0;
 }
 
-/* A Misc object named `text` (made safe for the SVG) under parent. */
+/* `text` as the picture shows it: written out as np_text_shown does,
+ * then escaped for XML; when that is longer than maxchars characters, cut
+ * before the first character of `text` whose form goes past them (never
+ * inside a "\u202e"), then "...".  Newly allocated, NULL when memory runs
+ * out. */
+static char *svg_text(const char *text, size_t maxchars)
+{
+    size_t used = 0, chars = 0;
+    while (text[used] != '\0') {
+        unsigned cp;
+        size_t n = np_text_next(text + used, &cp), k = 0;
+        char one[8], piece[16];
+        memcpy(one, text + used, n);
+        one[n] = '\0';
+        np_text_shown(piece, sizeof piece, one);
+        for (const char *c = piece; *c != '\0'; c++)
+            k += ((unsigned char)*c & 0xc0) != 0x80;
+        if (chars + k > maxchars)
+            break;
+        chars += k;
+        used += n;
+    }
+    char *head = strndup(text, used);
+    char *shown = head != NULL ? np_text_shown_dup(head) : NULL;
+    free(head);
+    if (shown == NULL)
+        return NULL;
+    /* A byte becomes at most 6 ("&quot;"); then "...". */
+    size_t len = strlen(shown) * 6 + 4;
+    char *out = malloc(len);
+    if (out != NULL) {
+        cli_markup_text(out, len, shown, (size_t)-1);
+        if (text[used] != '\0')
+            strcat(out, "...");
+    }
+    free(shown);
+    return out;
+}
+
+/* The columns character cp takes in lstopo's monospace font: two for East
+ * Asian wide and fullwidth forms, none for a combining mark, else one. */
+static size_t columns(unsigned cp)
+{
+    static const unsigned none[][2] = {
+        {0x0300, 0x036f}, {0x1ab0, 0x1aff}, {0x1dc0, 0x1dff}, {0x20d0, 0x20ff}, {0xfe20, 0xfe2f},
+    };
+    static const unsigned wide[][2] = {
+        {0x1100, 0x115f},   {0x2e80, 0x303e},   {0x3041, 0x33ff}, {0x3400, 0x4dbf},
+        {0x4e00, 0x9fff},   {0xa000, 0xa4cf},   {0xac00, 0xd7a3}, {0xf900, 0xfaff},
+        {0xfe30, 0xfe4f},   {0xff00, 0xff60},   {0xffe0, 0xffe6}, {0x1f300, 0x1f64f},
+        {0x1f900, 0x1f9ff}, {0x20000, 0x3fffd},
+    };
+    for (size_t i = 0; i < sizeof none / sizeof *none; i++)
+        if (cp >= none[i][0] && cp <= none[i][1])
+            return 0;
+    for (size_t i = 0; i < sizeof wide / sizeof *wide; i++)
+        if (cp >= wide[i][0] && cp <= wide[i][1])
+            return 2;
+    return 1;
+}
+
+/* The columns of svg_text's output as it is seen: an entity is one. */
+static size_t width_of(const char *s)
+{
+    size_t w = 0;
+    while (*s != '\0') {
+        unsigned cp = '&';
+        if (*s == '&') {
+            s += strcspn(s, ";");
+            s += *s == ';';
+        } else {
+            s += np_text_next(s, &cp);
+        }
+        w += columns(cp);
+    }
+    return w;
+}
+
+/* Misc object i's name until the SVG is drawn: "&I...;" ('&', i in
+ * decimal, dots), `width` characters or the fewest that hold i.  No other
+ * text of the SVG reads so: an '&' in numapin's escaped texts begins an
+ * entity ("&amp;", "&#39;"), never a digit, and lstopo's own texts are
+ * type names, indexes and sizes.  NULL when memory runs out. */
+static char *placeholder(int i, size_t width)
+{
+    char head[16];
+    size_t n = (size_t)snprintf(head, sizeof head, "&%d", i);
+    size_t len = width > n + 1 ? width : n + 1;
+    char *p = malloc(len + 1);
+    if (p == NULL)
+        return NULL;
+    memcpy(p, head, n);
+    memset(p + n, '.', len - n - 1);
+    p[len - 1] = ';';
+    p[len] = '\0';
+    return p;
+}
+
+/* A Misc object under parent that shows `text` (at most maxchars
+ * characters): named by its placeholder, its text kept for the SVG. */
 static hwloc_obj_t misc(struct cli_draw *d, hwloc_obj_t parent, const char *text, size_t maxchars)
 {
-    char safe[1024];
-    cli_markup_text(safe, sizeof safe, text, maxchars);
-    return hwloc_topology_insert_misc_object(d->topo, parent, safe);
+    char **m = realloc(d->texts, (size_t)(d->ntexts + 1) * sizeof *m);
+    if (m == NULL)
+        return NULL;
+    d->texts = m;
+    char *safe = svg_text(text, maxchars);
+    char *name = safe != NULL ? placeholder(d->ntexts, width_of(safe)) : NULL;
+    hwloc_obj_t o = name != NULL ? hwloc_topology_insert_misc_object(d->topo, parent, name) : NULL;
+    free(name);
+    if (o == NULL) {
+        free(safe);
+        return NULL;
+    }
+    m[d->ntexts++] = safe;
+    return o;
+}
+
+/* lstopo's SVG with each placeholder, a whole <text> element's content,
+ * replaced by its Misc object's text; newly allocated (its length in
+ * *len), NULL when memory runs out. */
+static char *put_texts(const struct cli_draw *d, const char *svg, size_t *len)
+{
+    char *out = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&out, &n);
+    if (f == NULL)
+        return NULL;
+    const char *p = svg;
+    for (const char *q; (q = strstr(p, ">&")) != NULL;) {
+        const char *digits = q + 2, *e = digits;
+        long i = 0;
+        while (*e >= '0' && *e <= '9' && i <= d->ntexts)
+            i = i * 10 + (*e++ - '0');
+        const char *end = e + strspn(e, ".");
+        bool ours = e > digits && i < d->ntexts && *end == ';' && strncmp(end + 1, "</text>", 7) == 0;
+        fwrite(p, 1, (size_t)(q + 1 - p), f);
+        if (ours)
+            fputs(d->texts[i], f);
+        p = ours ? end + 1 : q + 1;
+    }
+    fputs(p, f);
+    if (ferror(f) != 0) {
+        fclose(f);
+        free(out);
+        return NULL;
+    }
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    *len = n;
+    return out;
 }
 
 int cli_draw_label(struct cli_draw *d, hwloc_const_bitmap_t cpus, const char *text)
@@ -212,8 +363,7 @@ int cli_draw_legend(struct cli_draw *d, const char *text)
     if (m == NULL)
         return -1;
     d->legend = m;
-    char safe[2048];
-    if ((m[d->nlegend] = strdup(cli_markup_text(safe, sizeof safe, text, 300))) == NULL)
+    if ((m[d->nlegend] = svg_text(text, 300)) == NULL)
         return -1;
     d->nlegend++;
     return 0;
@@ -337,10 +487,12 @@ int cli_draw_svg(struct cli_draw *d, char **svg, size_t *len, char *err, size_t 
         return -1;
     }
     /* XML on stdin, SVG on stdout; every object drawn, none folded into
-     * "N x total"; no date or host name in the legend, so that the same
-     * input draws the same picture. */
-    static const char *const fixed[] = {CLI_LSTOPO, "--input", "-", "--if", "xml", "--of", "svg",
-                                        "--no-factorize", "--no-default-legend"};
+     * "N x total"; hwloc's Group boxes without their "Group0" text; no
+     * date or host name in the legend, so that the same input draws the
+     * same picture. */
+    static const char *const fixed[] = {
+        CLI_LSTOPO,       "--input", "-", "--if", "xml", "--of", "svg", "--no-factorize",
+        "--no-text=group", "--no-default-legend"};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         argv[n++] = (char *)fixed[i];
     for (int i = 0; i < d->nlegend; i++) {
@@ -370,9 +522,12 @@ int cli_draw_svg(struct cli_draw *d, char **svg, size_t *len, char *err, size_t 
         cli_filtered_free(&f);
         return -1;
     }
-    *svg = f.out;
-    *len = f.len;
-    free(f.err);
+    *svg = put_texts(d, f.out, len);
+    cli_filtered_free(&f);
+    if (*svg == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     return 0;
 }
 

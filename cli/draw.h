@@ -7,6 +7,15 @@
  * Misc objects lstopo draws inside the object they belong to, and the
  * legend is Misc boxes at the machine's side plus --append-legend lines.
  *
+ * Every text given here is UTF-8 text (a thread's name, a command, an
+ * option string): the picture shows it as np_text_shown writes it (a
+ * control, a bidirectional or zero-width character written out as \xNN
+ * or \uXXXX), escaped for XML (cli_markup_text).  hwloc's XML export keeps
+ * only printable ASCII of an object's name, so a Misc object is named by a
+ * placeholder as wide as its text, and the text is put into the SVG in its
+ * place after lstopo has drawn; the legend lines reach lstopo whole, as
+ * arguments.
+ *
  * What the picture shows:
  *  - each PU and NUMA node of a group in the group's colour
  *    (cli_draw_colour: the same group has the same colour everywhere);
@@ -16,7 +25,10 @@
  *    grey with grey text;
  *  - a legend box for each group and for each of those kinds present.
  * Every PU of the machine is drawn (lstopo --no-factorize), the ones
- * outside the cgroup's cpuset included. */
+ * outside the cgroup's cpuset included.  hwloc's Group objects (a NUMA
+ * node with its cores, a cluster) keep their boxes without lstopo's
+ * "Group0" text (--no-text=group), which a reader would take for one of
+ * numapin's groups. */
 #ifndef NP_DRAW_H
 #define NP_DRAW_H
 
@@ -47,6 +59,8 @@ struct cli_draw {
     int nlegend;
     struct cli_draw_slot *slots;
     int nslots;
+    char **texts;              /* what Misc object i shows, ready for the SVG */
+    int ntexts;
     bool styled;
 };
 
@@ -67,16 +81,18 @@ int cli_draw_group(struct cli_draw *d, int group, hwloc_const_bitmap_t cpus,
                    hwloc_const_bitmap_t nodes, const char *label);
 
 /* Hangs `text` (a thread's name) on the smallest object holding all of
- * `cpus`: a PU, a core, a node's package, the machine.  After six labels
- * on one object the rest are counted in one "+N more" label.  Returns 0,
- * or -1 (memory). */
+ * `cpus`: a PU, a core, a node's package, the machine; shown cut to 40
+ * characters at a whole character of `text`, then "...".  After six
+ * labels on one object the rest are counted in one "+N more" label.
+ * Returns 0, or -1 (memory). */
 int cli_draw_label(struct cli_draw *d, hwloc_const_bitmap_t cpus, const char *text);
 
 /* Writes `text` inside NUMA node `node` (OS index), e.g. its memory.
  * Returns 0, 1 when the machine has no such node, -1 (memory). */
 int cli_draw_node_text(struct cli_draw *d, unsigned node, const char *text);
 
-/* Adds a line under the picture.  Returns 0, or -1 (memory). */
+/* Adds a line under the picture (cut to 300 characters as labels are).
+ * Returns 0, or -1 (memory). */
 int cli_draw_legend(struct cli_draw *d, const char *text);
 
 /* Runs lstopo: the SVG document into *svg (malloc'd, NUL-terminated).

@@ -7,7 +7,6 @@
 #include "draw.h"
 #include "jvmview.h"
 #include "np_cpulist.h"
-#include "np_log.h"
 
 /* How many names of other threads the legend lists before counting. */
 #define OTHER_NAMES 6
@@ -18,7 +17,7 @@ int cli_jvm_svg(const struct np_topo *t, const struct np_inspect *seen, const st
     struct cli_draw d;
     if (cli_draw_open(&d, NULL, t, err, errlen) != 0)
         return -1;
-    char line[2048], cpus[1024], nodes[256], q[256];
+    char line[2048], cpus[1024], nodes[256];
     int rc = 0;
     for (int g = 0; j->have_plan && g < j->plan.ngroups && rc == 0; g++) {
         const struct np_group_plan *gp = &j->plan.groups[g];
@@ -56,8 +55,8 @@ int cli_jvm_svg(const struct np_topo *t, const struct np_inspect *seen, const st
     }
     char desc[1024];
     cli_jvm_describe(j, desc, sizeof desc);
-    np_quote(q, sizeof q, seen->command);
-    snprintf(line, sizeof line, "numapin check %d (%s): %s", (int)seen->pid, q, desc);
+    /* The kernel's name of the process as it is: draw.c shows it. */
+    snprintf(line, sizeof line, "numapin check %d (\"%s\"): %s", (int)seen->pid, seen->command, desc);
     if (rc == 0)
         rc = cli_draw_legend(&d, line);
     snprintf(line, sizeof line, "tier threads (%s): %d, named where they are bound", j->tier.text,

@@ -40,6 +40,8 @@ done
 [ -n "$agent" ] || { echo "run.sh: --agent is required" >&2; usage; }
 [ ${#jdks[@]} -gt 0 ] || { echo "run.sh: at least one --jdk is required" >&2; usage; }
 case "$agent" in /*) ;; *) agent="$PWD/$agent" ;; esac
+# The child JVMs run in directories of their own: every path absolute.
+case "$out_root" in /*|"") ;; *) out_root="$PWD/$out_root" ;; esac
 [ -f "$agent" ] || { echo "run.sh: no agent at $agent (run make first)" >&2; exit 2; }
 [ -f "$junit_jar" ] || { echo "run.sh: no JUnit console launcher at $junit_jar (apt-get install junit5)" >&2; exit 2; }
 

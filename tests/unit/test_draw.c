@@ -1,8 +1,11 @@
 /* draw: `numapin plan --svg` on the golden topologies, drawn by the real
  * lstopo-no-graphics: one PU rectangle per PU of the machine, each in the
  * colour of the group the plan gives it, CPUs outside the cpuset and
- * CPU-less nodes set apart, a legend box per group; the picture in docs/
- * current; bad output paths refused whole.
+ * CPU-less nodes set apart, a legend box per group; names in labels and
+ * legend lines with every letter, their bidirectional and zero-width
+ * characters written out, in well-formed XML; no lstopo "Group" text
+ * beside numapin's groups; the picture in docs/ current; bad output paths
+ * refused whole.
  *
  * Needs lstopo-no-graphics (Debian's hwloc-nox, in the build set of
  * scripts/install-deps.sh). */
@@ -16,6 +19,7 @@
 
 #include "draw.h"
 #include "np_plan.h"
+#include "np_text.h"
 #include "tests.h"
 
 static const char *cli(void)
@@ -74,6 +78,136 @@ static int count(const char *text, const char *needle)
         n++;
     return n;
 }
+
+/* True when the document has a <text> element reading exactly `want`. */
+static bool has_text(const char *svg, const char *want)
+{
+    for (const char *p = strstr(svg, "<text "); p != NULL; p = strstr(p + 1, "<text ")) {
+        const char *c = strchr(p, '>'), *end = strstr(p, "</text>");
+        if (c != NULL && end != NULL && c < end && (size_t)(end - c - 1) == strlen(want) &&
+            memcmp(c + 1, want, strlen(want)) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A reference after '&': a predefined entity or a character number; its
+ * length up to and with ';', else 0. */
+static size_t reference(const char *s)
+{
+    static const char *const named[] = {"lt;", "gt;", "amp;", "quot;", "apos;"};
+    for (size_t i = 0; i < sizeof named / sizeof *named; i++)
+        if (strncmp(s, named[i], strlen(named[i])) == 0)
+            return strlen(named[i]);
+    if (s[0] != '#')
+        return 0;
+    bool hex = s[1] == 'x';
+    size_t n = strspn(s + 1 + hex, hex ? "0123456789abcdefABCDEF" : "0123456789");
+    return n > 0 && s[1 + hex + n] == ';' ? 2 + hex + n : 0;
+}
+
+/* Checks that `xml` is well-formed as an XML reader takes it: UTF-8, no
+ * control character, tags nested and closed, attributes quoted, every
+ * '&' a reference, no '<' in text or values.  NULL, or what is wrong. */
+static const char *xml_error(const char *xml)
+{
+    if (!np_text_is_utf8(xml))
+        return "not UTF-8";
+    for (const unsigned char *c = (const unsigned char *)xml; *c; c++)
+        if (*c < 0x20 && *c != '\t' && *c != '\n' && *c != '\r')
+            return "a control character";
+    const char *p = xml;
+    if (strncmp(p, "<?xml", 5) == 0 && (p = strstr(p, "?>")) != NULL)
+        p += 2;
+    if (p == NULL)
+        return "an unclosed declaration";
+    const char *open[64];
+    size_t openlen[64];
+    int depth = 0, roots = 0;
+    while (*p != '\0') {
+        if (*p == '&') {
+            size_t n = reference(p + 1);
+            if (n == 0)
+                return "an '&' that is no reference";
+            p += 1 + n;
+        } else if (*p != '<') {
+            if (depth == 0 && strchr(" \t\r\n", *p) == NULL)
+                return "text outside the root element";
+            p++;
+        } else if (strncmp(p, "<!--", 4) == 0) {
+            if ((p = strstr(p, "-->")) == NULL)
+                return "an unclosed comment";
+            p += 3;
+        } else if (p[1] == '/') {
+            size_t n = strcspn(p + 2, " \t\r\n>");
+            if (depth == 0 || n != openlen[depth - 1] || memcmp(p + 2, open[depth - 1], n) != 0)
+                return "a closing tag that closes nothing open";
+            depth--;
+            p += 2 + n + strspn(p + 2 + n, " \t\r\n");
+            if (*p++ != '>')
+                return "a closing tag without '>'";
+        } else {
+            size_t n = strcspn(p + 1, " \t\r\n/><");
+            if (n == 0 || depth == 64)
+                return "a tag without a name";
+            const char *name = p + 1;
+            p += 1 + n;
+            for (;;) {
+                p += strspn(p, " \t\r\n");
+                if (*p == '>' || strncmp(p, "/>", 2) == 0)
+                    break;
+                size_t a = strcspn(p, " \t\r\n=/><\"'&");
+                if (a == 0 || p[a] != '=' || (p[a + 1] != '\'' && p[a + 1] != '"'))
+                    return "an attribute without a quoted value";
+                char quote = p[a + 1];
+                for (p += a + 2; *p != quote; p++) {
+                    if (*p == '\0' || *p == '<')
+                        return "an unclosed attribute value";
+                    if (*p == '&' && reference(p + 1) == 0)
+                        return "an '&' that is no reference in a value";
+                }
+                p++;
+            }
+            if (*p == '>') {
+                if (depth == 0 && roots++ > 0)
+                    return "a second root element";
+                open[depth] = name;
+                openlen[depth++] = n;
+            } else if (depth == 0) {
+                roots++;
+            }
+            p += *p == '>' ? 1 : 2;
+        }
+    }
+    return depth != 0 ? "an element left open" : roots != 1 ? "no single root element" : NULL;
+}
+
+/* Asserts that the SVG at `path` (holding `svg`) is well-formed XML, by
+ * xml_error and by xmllint when it is installed. */
+static void assert_xml(const char *path, const char *svg)
+{
+    const char *why = xml_error(svg);
+    ck_assert_msg(why == NULL, "%s is not well-formed XML: %s", path, why != NULL ? why : "");
+    if (access("/usr/bin/xmllint", X_OK) == 0) {
+        char *argv[] = {"/usr/bin/xmllint", "--noout", (char *)path, NULL}, *o, *e;
+        ck_assert_msg(t_run(argv, &o, &e) == 0, "xmllint %s: %s", path, e);
+        free(o);
+        free(e);
+    }
+}
+
+START_TEST(xml_check_finds_what_breaks_xml)
+{
+    ck_assert_ptr_null(xml_error("<?xml version='1.0'?>\n<a x='1'><b/>&lt;&#x202e;&#39;\xc3\xbc</a>\n"));
+    ck_assert_ptr_nonnull(xml_error("<a><b></a>"));
+    ck_assert_ptr_nonnull(xml_error("<a>&0;</a>"));
+    ck_assert_ptr_nonnull(xml_error("<a>x<y</a>"));
+    ck_assert_ptr_nonnull(xml_error("<a x='<'/>"));
+    ck_assert_ptr_nonnull(xml_error("<a>\xff</a>"));
+    ck_assert_ptr_nonnull(xml_error("<a>\x01</a>"));
+    ck_assert_ptr_nonnull(xml_error("<a/><b/>"));
+}
+END_TEST
 
 /* Draws `groups` groups of topology `xml` (restricted to `restrict` when
  * not NULL) and checks every PU of the SVG against the plan. */
@@ -217,6 +351,110 @@ START_TEST(synthetic_machines_are_drawn_too)
 }
 END_TEST
 
+#define UMLAUT "\xc3\xbcmlaut-\xe5\x90\x8d\xe5\x89\x8d-worker" /* ümlaut-名前-worker */
+#define RLO "\xe2\x80\xae"                                         /* U+202E */
+#define ZWSP "\xe2\x80\x8b"                                        /* U+200B */
+
+/* Names on a synthetic machine drawn as `numapin check --svg` draws
+ * them: labels on PUs, a legend line, a node's text, a group's label. */
+START_TEST(names_keep_their_letters_and_show_hidden_characters)
+{
+    const char *desc = "pack:1 numa:1 core:4 pu:1";
+    struct np_topo t;
+    char err[1024], dir[256], out[512];
+    ck_assert_int_eq(np_topo_load(&t, NULL, desc, err, sizeof err), 0);
+    struct cli_machine m = {.synthetic = desc};
+    struct cli_draw d;
+    ck_assert_int_eq(cli_draw_open(&d, &m, &t, err, sizeof err), 0);
+    hwloc_bitmap_t all = t_bitmap("0-3"), node = t_bitmap("0");
+    ck_assert_int_eq(cli_draw_group(&d, 0, all, node, "group 0 (java " UMLAUT ")"), 0);
+    static const char *const names[] = {
+        UMLAUT, "ForkJoinPool-7-worker-" RLO "evil", "tab\there" ZWSP "\x01", "<b>x</b>&amp;'\"",
+    };
+    for (int i = 0; i < 4; i++) {
+        char cpu[8];
+        snprintf(cpu, sizeof cpu, "%d", i);
+        hwloc_bitmap_t c = t_bitmap(cpu);
+        ck_assert_int_eq(cli_draw_label(&d, c, names[i]), 0);
+        hwloc_bitmap_free(c);
+    }
+    /* A label is cut at 40 characters, before a character whose written
+     * out form would go past them, never inside it. */
+    char cut[64], drawn[64];
+    snprintf(cut, sizeof cut, "%.36s" RLO "bcdef", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    snprintf(drawn, sizeof drawn, "%.36s...", cut);
+    hwloc_bitmap_t cpu0 = t_bitmap("0");
+    ck_assert_int_eq(cli_draw_label(&d, cpu0, cut), 0);
+    hwloc_bitmap_free(cpu0);
+    ck_assert_int_eq(cli_draw_node_text(&d, 0, "RSS " UMLAUT), 0);
+    ck_assert_int_eq(cli_draw_legend(&d, "other threads: 1 (ForkJoinPool-7-worker-" RLO "evil)"), 0);
+    ck_assert_int_eq(cli_draw_legend(&d, "numapin check 1 (\"" UMLAUT "\")"), 0);
+    t_tmpdir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/names.svg", dir);
+    ck_assert_msg(cli_draw_write(&d, out, err, sizeof err) == 0, "%s", err);
+    char *svg = t_read_file(out, NULL);
+    ck_assert_ptr_nonnull(svg);
+    assert_xml(out, svg);
+    /* Every letter, CJK included, in labels, node texts, group boxes and
+     * legend lines alike. */
+    ck_assert_msg(has_text(svg, UMLAUT), "no label " UMLAUT " in %s", out);
+    ck_assert(has_text(svg, "RSS " UMLAUT));
+    ck_assert(has_text(svg, "group 0 (java " UMLAUT ")"));
+    ck_assert(has_text(svg, "numapin check 1 (&quot;" UMLAUT "&quot;)"));
+    /* Bidirectional, zero-width and control characters written out. */
+    ck_assert_ptr_null(strstr(svg, RLO));
+    ck_assert_ptr_null(strstr(svg, ZWSP));
+    ck_assert(has_text(svg, "ForkJoinPool-7-worker-\\u202eevil"));
+    ck_assert(has_text(svg, "other threads: 1 (ForkJoinPool-7-worker-\\u202eevil)"));
+    ck_assert(has_text(svg, "tab\\x09here\\u200b\\x01"));
+    ck_assert_msg(has_text(svg, drawn), "no label %s", drawn);
+    /* Markup stays text. */
+    ck_assert(has_text(svg, "&lt;b&gt;x&lt;/b&gt;&amp;amp;&#39;&quot;"));
+    ck_assert_ptr_null(strstr(svg, "<b>"));
+    free(svg);
+    cli_draw_close(&d);
+    hwloc_bitmap_free(all);
+    hwloc_bitmap_free(node);
+    np_topo_destroy(&t);
+    t_rmdir(dir);
+}
+END_TEST
+
+/* hwloc's Group objects keep their boxes without lstopo's "Group0", which
+ * a reader would take for numapin's groups. */
+START_TEST(hwloc_groups_have_no_text_beside_numapins_groups)
+{
+    char dir[256], out[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/g.svg", dir);
+    char *argv[] = {(char *)cli(), "plan", "--groups", "4", "--synthetic", "pack:2 numa:2 core:4 pu:2",
+                    "--svg", out, NULL};
+    char *o, *e;
+    ck_assert_msg(t_run(argv, &o, &e) == 0, "%s", e);
+    char *svg = t_read_file(out, NULL);
+    ck_assert_ptr_nonnull(svg);
+    assert_xml(out, svg);
+    /* The machine's four Groups (a node with its cores) are drawn... */
+    ck_assert_int_eq(count(svg, "<rect id='Group0_"), 4);
+    /* ...and no text of the picture reads "Group". */
+    for (const char *p = strstr(svg, "<text "); p != NULL; p = strstr(p + 1, "<text ")) {
+        const char *c = strchr(p, '>'), *end = strstr(p, "</text>");
+        ck_assert(c != NULL && end != NULL);
+        ck_assert_msg(memmem(c, (size_t)(end - c), "Group", 5) == NULL, "lstopo's text: %.*s",
+                      (int)(end - c - 1), c + 1);
+    }
+    for (int g = 0; g < 4; g++) {
+        char want[64];
+        snprintf(want, sizeof want, "group %d: nodes %d, CPUs %d-%d", g, g, 8 * g, 8 * g + 7);
+        ck_assert_msg(has_text(svg, want), "no legend box %s", want);
+    }
+    free(svg);
+    free(o);
+    free(e);
+    t_rmdir(dir);
+}
+END_TEST
+
 /* The picture of docs/placement-pictures.md, as the tool draws it now. */
 START_TEST(docs_picture_is_current)
 {
@@ -343,6 +581,9 @@ Suite *draw_suite(void)
     TCase *tc = tcase_create("draw");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, markup_text_is_safe_in_svg_and_html);
+    tcase_add_test(tc, xml_check_finds_what_breaks_xml);
+    tcase_add_test(tc, names_keep_their_letters_and_show_hidden_characters);
+    tcase_add_test(tc, hwloc_groups_have_no_text_beside_numapins_groups);
     tcase_add_test(tc, plan_svg_colours_every_pu_by_its_group);
     tcase_add_test(tc, plan_svg_sets_apart_cpus_outside_the_cpuset_and_cpuless_nodes);
     tcase_add_test(tc, synthetic_machines_are_drawn_too);
