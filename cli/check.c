@@ -119,11 +119,14 @@ int cli_check(int argc, char **argv)
     const char *threads = NULL, *jcmd = NULL;
     bool json = false, kernel_only = false, counted = false;
     struct view v = {.seconds = 1};
+    bool seen[256] = {false};
     int c;
     if ((c = watch_seconds(&argc, argv, &v)) != 0)
         return c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (cli_once("check", usage, longopts, c, seen) != 0)
+            return 2;
         switch (c) {
         case 't': threads = optarg; break;
         case 'j': json = true; break;
@@ -186,24 +189,36 @@ static int java_names(long pid, const char *jcmd, bool kernel_only, struct np_na
                         "kernel's names are shown\n", pid, why);
         return 0;
     }
-    if (jcmd == NULL && jcmd_beside((pid_t)pid, jpath, sizeof jpath) == 0)
-        jcmd = jpath;
-    if (jcmd == NULL)
-        jcmd = "/usr/bin/jcmd";
-    char pidarg[24];
-    snprintf(pidarg, sizeof pidarg, "%ld", pid);
-    char *argv[] = {(char *)jcmd, pidarg, "Thread.print", NULL};
-    struct cli_filtered dump;
-    int rc = cli_filter(argv, NULL, 0, 30, &dump, err, sizeof err);
+    /* With its attach listener running, the JVM's own bytes; else jcmd,
+     * whose handshake starts the listener, and which gives names that
+     * are not UTF-8 (a character beyond the BMP, U+0000, a lone
+     * surrogate) as U+FFFD: then the JVM's own bytes again, now that the
+     * listener runs. */
+    struct cli_filtered dump = {0};
+    char *raw = NULL;
+    size_t rawlen;
+    int rc = 0;
+    if (np_attach_dump((pid_t)pid, &raw, &rawlen, err, sizeof err) != 0) {
+        if (jcmd == NULL && jcmd_beside((pid_t)pid, jpath, sizeof jpath) == 0)
+            jcmd = jpath;
+        if (jcmd == NULL)
+            jcmd = "/usr/bin/jcmd";
+        char pidarg[24];
+        snprintf(pidarg, sizeof pidarg, "%ld", pid);
+        char *argv[] = {(char *)jcmd, pidarg, "Thread.print", NULL};
+        rc = cli_filter(argv, NULL, 0, 30, &dump, err, sizeof err);
+        if (rc == 0)
+            rc = dump.status;
+        if (rc == 0 && strstr(dump.out, "\xef\xbf\xbd") != NULL)
+            (void)np_attach_dump((pid_t)pid, &raw, &rawlen, why, sizeof why);
+    }
     if (rc == 0)
-        rc = dump.status;
-    if (rc == 0)
-        nnames = np_inspect_parse_dump(dump.out, names, &ambiguous);
+        nnames = np_inspect_parse_dump(raw != NULL ? raw : dump.out, names, &ambiguous);
     if (rc != 0 || nnames <= 0) {
         if (rc > 0)
             snprintf(err, sizeof err, "%s %ld Thread.print exited with %d", jcmd, pid, rc);
         else if (rc == 0)
-            snprintf(err, sizeof err, "%s %ld Thread.print listed no thread", jcmd, pid);
+            snprintf(err, sizeof err, "its thread dump listed no thread");
         fprintf(stderr, "numapin check: no Java thread names (%s): the kernel's names are shown\n",
                 err);
         nnames = 0;
@@ -212,6 +227,7 @@ static int java_names(long pid, const char *jcmd, bool kernel_only, struct np_na
                         "thread name holding a line break): their kernel names are shown\n",
                 ambiguous);
     }
+    free(raw);
     cli_filtered_free(&dump);
     return nnames;
 }

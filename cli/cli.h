@@ -26,6 +26,15 @@ int cli_report(int argc, char **argv);
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Refuses an option given twice: a command takes each of its options
+ * once, so a second --html (or any other) would silently win.  `c` is
+ * what getopt_long returned, `longopts` the command's table, `seen` the
+ * options taken so far (zeroed by the caller before its loop).  Returns 0;
+ * or prints "--OPT is given twice: give it once" with the usage and
+ * returns 2. */
+int cli_once(const char *cmd, const char *usage, const struct option *longopts, int c,
+             bool seen[256]);
+
 /* Reads a mode argument (--cpus core) by the core's names of it.  Returns
  * 0 with *out set; or prints "--OPT takes A, B or C, not 'V'" with the
  * usage and returns 2. */
@@ -88,8 +97,13 @@ struct cli_page_input {
 
 /* Writes the page of the reports `in` to out (one self-contained HTML
  * file, whole or not at all), the machine drawn is the one m names (this
- * one by default).  A report that cannot be read is an error, or, when
- * `lenient`, a line on the page.  Returns 0, or -1 with one line in err. */
+ * one by default).  A report that cannot be read (or is not a numapin
+ * report of format 1 or 2, docs/view.md) is an error, or, when `lenient`,
+ * a line on the page.  Always errors: out being one of the reports
+ * (cli_not_input), one file given twice, two reports of one pid.  A
+ * report's advice is its own "advice"; in->advice (lines of the JVM's
+ * log) is shown only for a report without it (format 1).  Returns 0, or
+ * -1 with one line in err. */
 int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenient,
              const struct cli_machine *m, char *err, size_t errlen);
 
@@ -101,6 +115,14 @@ int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenie
  * replaced.  Returns 0, or -1 with one line in err ("cannot write PATH:
  * the folder DIR does not exist"), nothing left behind. */
 int cli_write_file(const char *path, const char *data, size_t len, char *err, size_t errlen);
+
+/* Refuses to write `out` over the input `in`: the same file by device and
+ * inode, whether named by the same path, a hard link or a symbolic link.
+ * Returns 0 when out names no file yet, or another file than in (or in
+ * cannot be read: the command says so when it reads it); else -1 with one
+ * line in err ("will not write OUT over the input IN (the same file): give
+ * another output file"). */
+int cli_not_input(const char *out, const char *in, char *err, size_t errlen);
 
 /* What a child run by cli_filter gave. */
 struct cli_filtered {

@@ -35,6 +35,22 @@ int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     return 2;
 }
 
+int cli_once(const char *cmd, const char *usage, const struct option *longopts, int c,
+             bool seen[256])
+{
+    if (c < 0 || c > 255)
+        return 0;
+    for (const struct option *o = longopts; o->name != NULL; o++) {
+        if (o->flag != NULL || o->val != c)
+            continue;
+        if (seen[c])
+            return cli_usage_error(cmd, usage, "--%s is given twice: give it once", o->name);
+        seen[c] = true;
+        return 0;
+    }
+    return 0; /* not an option of the table: getopt's '?' */
+}
+
 int cli_mode(const char *cmd, const char *usage, const char *opt, const struct np_names *names,
              const char *v, int *out)
 {
@@ -145,6 +161,18 @@ int cli_write_file(const char *path, const char *data, size_t len, char *err, si
         return -1;
     }
     return 0;
+}
+
+int cli_not_input(const char *out, const char *in, char *err, size_t errlen)
+{
+    struct stat o, i;
+    if (stat(out, &o) != 0 || stat(in, &i) != 0)
+        return 0;
+    if (o.st_dev != i.st_dev || o.st_ino != i.st_ino)
+        return 0;
+    snprintf(err, errlen, "will not write %s over the input %s (the same file): give another "
+                          "output file", out, in);
+    return -1;
 }
 
 /* Appends what fd has now to *buf; 0 at end of file, 1 more to come, -1

@@ -132,10 +132,13 @@ int cli_plan(int argc, char **argv)
     };
     int groups = 0, group = -1, json = 0, flags = 0, mode = NP_CPUS_NODE, domain = NP_DOMAIN_NODE, c, rc;
     struct cli_machine m = {0};
+    bool seen[256] = {false};
     const char *svg = NULL;
     argv[0] = "numapin plan"; /* for getopt's messages */
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if ((rc = cli_once("plan", usage, longopts, c, seen)) != 0)
+            return rc;
         if (cli_machine_option(&m, c, optarg))
             continue;
         switch (c) {
@@ -171,6 +174,11 @@ int cli_plan(int argc, char **argv)
     if (flags && group < 0)
         return cli_usage_error("plan", usage, "--java-flags needs --group G: the flags are one group's");
 
+    char err[1024];
+    if (svg != NULL && m.xml != NULL && cli_not_input(svg, m.xml, err, sizeof err) != 0) {
+        fprintf(stderr, "numapin plan: --svg: %s\n", err);
+        return 1;
+    }
     struct np_topo t;
     if ((rc = cli_machine_load("plan", usage, &m, &t)) != 0)
         return rc;

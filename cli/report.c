@@ -1,16 +1,20 @@
 /* `numapin report REPORT.json... --html OUT.html`: a page for a run.
  *
- * Reads the JSON reports of report= (docs/report.md) with jansson and
- * writes one self-contained HTML file: no script, no style sheet, font or
+ * Reads the JSON reports of report= (formats 1 and 2, docs/report.md) with
+ * jansson, each whole and checked field by field (every field the page
+ * reads has its type) before anything is drawn, and writes one
+ * self-contained HTML file: no script, no style sheet, font or
  * image from elsewhere; the machine picture is lstopo's SVG (draw.c),
  * inline.  For each report: its plan, totals, advice, each thread's
  * placement, and every field this version does not know (later ones, such
- * as memory per node), shown as they are. */
+ * as memory per node), shown as they are.  Text from a report is shown as
+ * a person reads it (np_text_shown), then HTML-escaped. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +24,7 @@
 #include "cli.h"
 #include "draw.h"
 #include "np_cpulist.h"
+#include "np_text.h"
 
 static const char usage[] =
     "usage: numapin report REPORT.json [REPORT.json...] --html OUT.html\n"
@@ -35,9 +40,249 @@ struct run {
     json_t *doc;      /* NULL: not loaded (note says why) */
     char note[1024];
     int group;
+    dev_t dev;        /* the file read, to tell a report given twice */
+    ino_t ino;
 };
 
 /* ------------------------------------------------------------- reading */
+
+/* The largest report read, in bytes.  The agent's record holds the live
+ * threads and the latest 1,024 ended ones, about 200 bytes each in the
+ * report: a JVM of 100,000 live threads writes some 20 MB.  256 MiB is
+ * ten times that, and bounds what a file that is no report costs to
+ * refuse (jansson holds a document in several times its size). */
+#define REPORT_MAX (256u << 20)
+
+/* The format versions read: 1, and 2, which adds "advice" and each
+ * thread's "name_escaped" (docs/report.md). */
+#define REPORT_FIRST 1
+#define REPORT_LAST 2
+
+/* The whole of fd (a regular file of `size` bytes when opened) into a new
+ * buffer, in blocks; at most REPORT_MAX bytes.  Returns 0 with *buf (free())
+ * and *len; -1 with errno, EFBIG when the file grew past the limit. */
+static int slurp(int fd, off_t size, char **buf, size_t *len)
+{
+    size_t cap = (size_t)size + 1, n = 0;
+    char *b = malloc(cap);
+    if (b == NULL)
+        return -1;
+    for (;;) {
+        if (n == cap) {
+            if (cap > REPORT_MAX) {
+                free(b);
+                errno = EFBIG;
+                return -1;
+            }
+            size_t ncap = cap * 2 > (size_t)REPORT_MAX + 1 ? (size_t)REPORT_MAX + 1 : cap * 2;
+            char *m = realloc(b, ncap);
+            if (m == NULL) {
+                free(b);
+                return -1;
+            }
+            b = m;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, b + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(b);
+            errno = e;
+            return -1;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    if (n > REPORT_MAX) {
+        free(b);
+        errno = EFBIG;
+        return -1;
+    }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+/* The types a field may have. */
+enum { T_OBJECT = 1, T_ARRAY = 2, T_STRING = 4, T_INTEGER = 8, T_BOOL = 16, T_NULL = 32 };
+
+static unsigned type_of(json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return T_OBJECT;
+    case JSON_ARRAY: return T_ARRAY;
+    case JSON_STRING: return T_STRING;
+    case JSON_INTEGER: return T_INTEGER;
+    case JSON_TRUE:
+    case JSON_FALSE: return T_BOOL;
+    case JSON_NULL: return T_NULL;
+    default: return 0; /* a number with a fraction or exponent */
+    }
+}
+
+/* "an integer", "a string or null", ... */
+static const char *type_names(unsigned types, char *buf, size_t len)
+{
+    static const char *const names[] = {"an object", "an array", "a string", "an integer",
+                                        "true or false", "null"};
+    size_t o = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0, k = 0; i < sizeof names / sizeof *names; i++)
+        if (types & (1u << i)) {
+            int w = snprintf(buf + o, len - o, "%s%s", k++ ? " or " : "", names[i]);
+            if (w < 0 || (size_t)w >= len - o)
+                break;
+            o += (size_t)w;
+        }
+    return buf;
+}
+
+static const char *value_type(json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number with a fraction";
+    case JSON_TRUE: return "true";
+    case JSON_FALSE: return "false";
+    default: return "null";
+    }
+}
+
+/* A field the page reads: its key and the types it may have. */
+struct field {
+    const char *key;
+    unsigned types;
+    bool required;
+};
+
+static const struct field top_fields[] = {
+    {"pid", T_INTEGER, true},       {"plan", T_OBJECT, true},        {"totals", T_OBJECT, true},
+    {"ended_kept", T_INTEGER, false}, {"threads", T_ARRAY, true},    {"advice", T_ARRAY, false},
+    {"advice_dropped", T_INTEGER, false},
+    {NULL, 0, false},
+};
+static const struct field plan_fields[] = {
+    {"group", T_INTEGER, true},       {"node", T_STRING | T_NULL, false},
+    {"cpus", T_STRING | T_NULL, false}, {"mem", T_STRING | T_NULL, false},
+    {NULL, 0, false},
+};
+static const struct field totals_fields[] = {
+    {"placed", T_INTEGER, false}, {"would_place", T_INTEGER, false}, {"skipped", T_INTEGER, false},
+    {"failed", T_INTEGER, false}, {"mem_failed", T_INTEGER, false},  {"live", T_INTEGER, false},
+    {NULL, 0, false},
+};
+static const struct field thread_fields[] = {
+    {"name", T_STRING, true},
+    {"name_escaped", T_STRING, false},
+    {"tid", T_INTEGER, false},
+    {"seq", T_INTEGER, false},
+    {"outcome", T_STRING, false},
+    {"how", T_STRING, false},
+    {"live", T_BOOL, false},
+    {"cpus", T_STRING | T_NULL, false},
+    {"mem", T_STRING | T_NULL, false},
+    {"verified", T_BOOL | T_NULL, false},
+    {"mem_inherited", T_BOOL | T_NULL, false},
+    {"cpu_error", T_STRING | T_NULL, false},
+    {"mem_error", T_STRING | T_NULL, false},
+    {"drift", T_INTEGER, false},
+    {NULL, 0, false},
+};
+static const struct field advice_fields[] = {
+    {"level", T_STRING, true},
+    {"text", T_STRING, true},
+    {NULL, 0, false},
+};
+
+/* Checks the fields of object o (named `where`, "" at the top) against
+ * `want`.  Returns 0, or -1 with why in err ("\"plan.group\" must be an
+ * integer, not a string"). */
+static int check_fields(json_t *o, const char *where, const struct field *want, char *err,
+                        size_t errlen)
+{
+    for (; want->key != NULL; want++) {
+        json_t *v = json_object_get(o, want->key);
+        char types[128];
+        if (v == NULL && !want->required)
+            continue;
+        if (v == NULL) {
+            snprintf(err, errlen, "\"%s%s%s\" is missing (%s)", where, *where ? "." : "",
+                     want->key, type_names(want->types, types, sizeof types));
+            return -1;
+        }
+        if (!(type_of(v) & want->types)) {
+            snprintf(err, errlen, "\"%s%s%s\" must be %s, not %s", where, *where ? "." : "",
+                     want->key, type_names(want->types, types, sizeof types), value_type(v));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Every field of the report the page reads has the type it is read as
+ * (docs/report.md).  Returns 0, or -1 with why in err. */
+static int check_report(json_t *doc, long long version, char *err, size_t errlen)
+{
+    if (check_fields(doc, "", top_fields, err, errlen) != 0)
+        return -1;
+    json_t *pid = json_object_get(doc, "pid"), *plan = json_object_get(doc, "plan");
+    if (json_integer_value(pid) < 1 || json_integer_value(pid) > INT_MAX) {
+        snprintf(err, errlen, "\"pid\" must be a process id from 1 to %d, not %lld", INT_MAX,
+                 (long long)json_integer_value(pid));
+        return -1;
+    }
+    if (check_fields(plan, "plan", plan_fields, err, errlen) != 0 ||
+        check_fields(json_object_get(doc, "totals"), "totals", totals_fields, err, errlen) != 0)
+        return -1;
+    json_int_t g = json_integer_value(json_object_get(plan, "group"));
+    if (g < 0 || g >= NP_MAX_GROUPS) {
+        snprintf(err, errlen, "\"plan.group\" must be a group from 0 to %d, not %lld",
+                 NP_MAX_GROUPS - 1, (long long)g);
+        return -1;
+    }
+    size_t i;
+    json_t *x;
+    char where[64];
+    json_array_foreach(json_object_get(doc, "threads"), i, x) {
+        snprintf(where, sizeof where, "threads[%zu]", i);
+        if (!json_is_object(x)) {
+            snprintf(err, errlen, "\"%s\" must be an object, not %s", where, value_type(x));
+            return -1;
+        }
+        if (check_fields(x, where, thread_fields, err, errlen) != 0)
+            return -1;
+    }
+    json_t *advice = json_object_get(doc, "advice");
+    if (advice == NULL && version >= 2) {
+        snprintf(err, errlen, "\"advice\" is missing (an array: report format %lld has it)",
+                 version);
+        return -1;
+    }
+    json_array_foreach(advice, i, x) {
+        snprintf(where, sizeof where, "advice[%zu]", i);
+        if (!json_is_object(x)) {
+            snprintf(err, errlen, "\"%s\" must be an object, not %s", where, value_type(x));
+            return -1;
+        }
+        if (check_fields(x, where, advice_fields, err, errlen) != 0)
+            return -1;
+        const char *level = json_string_value(json_object_get(x, "level"));
+        if (strcmp(level, "info") != 0 && strcmp(level, "warning") != 0) {
+            char shown[128];
+            np_text_shown(shown, sizeof shown, level);
+            snprintf(err, errlen, "\"%s.level\" must be \"info\" or \"warning\", not \"%s\"", where,
+                     shown);
+            return -1;
+        }
+    }
+    return 0;
+}
 
 static int load(struct run *r, char *err, size_t errlen)
 {
@@ -53,31 +298,63 @@ static int load(struct run *r, char *err, size_t errlen)
         close(fd);
         return -1;
     }
+    r->dev = st.st_dev;
+    r->ino = st.st_ino;
     if (st.st_size == 0) {
         snprintf(err, errlen, "%s is empty: the JVM wrote no report (numapin disabled itself at "
                               "start-up, or the JVM did not exit normally; its log says why)", path);
         close(fd);
         return -1;
     }
-    json_error_t je;
-    r->doc = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+    char *text = NULL;
+    size_t len = 0;
+    if (st.st_size > (off_t)REPORT_MAX || slurp(fd, st.st_size, &text, &len) != 0) {
+        if (st.st_size > (off_t)REPORT_MAX || errno == EFBIG)
+            snprintf(err, errlen, "%s is too big for a numapin report: %s%lld bytes, and a report "
+                                  "has at most %u MiB (%u bytes; docs/view.md)", path,
+                     st.st_size > (off_t)REPORT_MAX ? "" : "more than ",
+                     (long long)(st.st_size > (off_t)REPORT_MAX ? st.st_size : (off_t)REPORT_MAX),
+                     REPORT_MAX >> 20, REPORT_MAX);
+        else
+            snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
     close(fd);
+    json_error_t je;
+    r->doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (r->doc == NULL) {
         snprintf(err, errlen, "%s is not a numapin report: not JSON (line %d: %s)", path, je.line,
                  je.text);
         return -1;
     }
-    json_t *v = json_object_get(r->doc, "numapin"), *plan = json_object_get(r->doc, "plan");
-    if (!json_is_object(r->doc) || !json_is_integer(v) || json_integer_value(v) < 1 ||
-        !json_is_object(plan)) {
-        snprintf(err, errlen, "%s is not a numapin report: no \"numapin\" format version and "
-                              "\"plan\" (docs/report.md)", path);
+    json_t *v = json_object_get(r->doc, "numapin");
+    char why[512];
+    int rc = 0;
+    if (!json_is_object(r->doc) || v == NULL) {
+        snprintf(err, errlen, "%s is not a numapin report: no \"numapin\" format version "
+                              "(docs/report.md)", path);
+        rc = -1;
+    } else if (!json_is_integer(v)) {
+        snprintf(err, errlen, "%s is not a numapin report: \"numapin\" (the format version) must "
+                              "be an integer, not %s (docs/report.md)", path, value_type(v));
+        rc = -1;
+    } else if (json_integer_value(v) < REPORT_FIRST || json_integer_value(v) > REPORT_LAST) {
+        snprintf(err, errlen, "%s is report format %lld, which this numapin does not read: it "
+                              "reads formats %d and %d (docs/report.md)", path,
+                 (long long)json_integer_value(v), REPORT_FIRST, REPORT_LAST);
+        rc = -1;
+    } else if (check_report(r->doc, json_integer_value(v), why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s is not a numapin report: %s (docs/report.md)", path, why);
+        rc = -1;
+    }
+    if (rc != 0) {
         json_decref(r->doc);
         r->doc = NULL;
         return -1;
     }
-    json_t *g = json_object_get(plan, "group");
-    r->group = json_is_integer(g) ? (int)json_integer_value(g) : -1;
+    r->group = (int)json_integer_value(json_object_get(json_object_get(r->doc, "plan"), "group"));
     return 0;
 }
 
@@ -101,10 +378,15 @@ static const char *colour(int group)
     return group >= 0 ? cli_draw_colour(group) : "#999999";
 }
 
+/* Text from a report as a person reads it: the characters that change how
+ * other text looks (controls, bidirectional overrides, zero-width ones)
+ * written out as \uXXXX (np_text_shown), then HTML-escaped, at most 1,000
+ * characters (then "..."). */
 static void esc(FILE *f, const char *s)
 {
-    char buf[8192];
-    fputs(cli_markup_text(buf, sizeof buf, s != NULL ? s : "", 1000), f);
+    char shown[8192], buf[8192];
+    np_text_shown(shown, sizeof shown, s != NULL ? s : "");
+    fputs(cli_markup_text(buf, sizeof buf, shown, 1000), f);
 }
 
 /* Any JSON value as text: strings as they are, null as a dash, an object
@@ -145,7 +427,9 @@ static void fields(FILE *f, json_t *o, const char *caption)
 {
     if (!json_is_object(o))
         return;
-    fprintf(f, "<table class=\"kv\"><caption>%s</caption>\n", caption);
+    fputs("<table class=\"kv\"><caption>", f);
+    esc(f, caption);
+    fputs("</caption>\n", f);
     const char *k;
     json_t *v;
     json_object_foreach(o, k, v) {
@@ -158,10 +442,11 @@ static void fields(FILE *f, json_t *o, const char *caption)
     fputs("</table>\n", f);
 }
 
-static const char *const thread_keys[] = {"name", "tid", "seq", "outcome", "how", "live", "cpus",
-                                          "mem", "verified", "cpu_error", "mem_error", NULL};
+static const char *const thread_keys[] = {"name", "tid", "seq", "outcome", "how", "live",
+                                          "cpus", "mem", "verified", "mem_inherited", "cpu_error",
+                                          "mem_error", "drift", NULL};
 static const char *const top_keys[] = {"numapin", "pid", "plan", "totals", "ended_kept", "threads",
-                                       "advice", NULL};
+                                       "advice", "advice_dropped", NULL};
 
 static void threads_table(FILE *f, json_t *threads)
 {
@@ -201,7 +486,7 @@ static void threads_table(FILE *f, json_t *threads)
             fputs("</td>", f);
         }
         for (int e = 0; e < nextra; e++) {
-            fputs("<td>", f);
+            fputs("<td class=\"extra\">", f);
             value(f, json_object_get(t, extra[e]));
             fputs("</td>", f);
         }
@@ -210,27 +495,40 @@ static void threads_table(FILE *f, json_t *threads)
     fputs("</table>\n", f);
 }
 
+/* The advice the agent gave: the report's "advice" (format 2), each line
+ * with its level; for a report without it (format 1), the advice lines of
+ * the JVM's log when the caller read them (groups --html), else a line
+ * saying the advice was not recorded. */
 static void advice(FILE *f, const struct run *r)
 {
     json_t *a = json_object_get(r->doc, "advice");
-    int n = 0;
-    fputs("<h3>advice</h3>\n<ul class=\"advice\">\n", f);
     size_t i;
     json_t *x;
-    if (json_is_array(a))
-        json_array_foreach(a, i, x) {
-            fputs("<li>", f);
-            value(f, json_is_object(x) && json_object_get(x, "text") ? json_object_get(x, "text") : x);
-            fputs("</li>\n", f);
-            n++;
-        }
-    for (int k = 0; k < r->in->nadvice; k++, n++) {
+    if (a == NULL && r->in->nadvice == 0) {
+        fprintf(f, "<p class=\"advice none\">advice: not recorded (report format %lld)</p>\n",
+                num(r->doc, "numapin", 1));
+        return;
+    }
+    long long dropped = num(r->doc, "advice_dropped", 0);
+    if (a != NULL && json_array_size(a) == 0 && dropped <= 0) {
+        fputs("<p class=\"advice none\">advice: none given</p>\n", f);
+        return;
+    }
+    fprintf(f, "<h3>advice%s</h3>\n<ul class=\"advice\">\n", a != NULL ? "" : " (from the log)");
+    json_array_foreach(a, i, x) {
+        const char *level = str(x, "level");
+        fprintf(f, "<li class=\"%s\"><span class=\"level\">%s:</span> ", level, level);
+        esc(f, str(x, "text"));
+        fputs("</li>\n", f);
+    }
+    for (int k = 0; a == NULL && k < r->in->nadvice; k++) {
         fputs("<li>", f);
         esc(f, r->in->advice[k]);
         fputs("</li>\n", f);
     }
-    if (n == 0)
-        fputs("<li class=\"none\">none given</li>\n", f);
+    if (a != NULL && dropped > 0)
+        fprintf(f, "<li class=\"dropped\">and %lld more, not kept in the report (the JVM's log "
+                   "has them)</li>\n", dropped);
     fputs("</ul>\n", f);
 }
 
@@ -272,8 +570,7 @@ static void section(FILE *f, const struct run *r)
         if (known(k, top_keys))
             continue;
         if (json_is_object(v)) {
-            char cap[256];
-            fields(f, v, cli_markup_text(cap, sizeof cap, k, 100));
+            fields(f, v, k);
         } else {
             fputs("<table class=\"kv\"><tr><th>", f);
             esc(f, k);
@@ -300,9 +597,17 @@ static const char css[] =
     "section.group{border-left:8px solid #999;padding:.3em 1em;margin:1.2em 0}"
     ".swatch{display:inline-block;width:1em;height:1em;margin-right:.4em;vertical-align:-2px;"
     "border:1px solid #333}"
+    ".advice .level{font-weight:bold}li.warning .level{color:#a60}"
     "tr.placed td.outcome{background:#d9f2d9}tr.failed td.outcome{background:#f8d0d0}"
     ".machine{overflow:auto;border:1px solid #ccc;padding:4px;max-width:100%}"
-    ".note{color:#a00}.source{color:#666;font-size:.85em;margin:0}";
+    ".note{color:#a00}.source{color:#666;font-size:.85em;margin:0}"
+    /* Long text wraps inside its cell, so every column stays in the window:
+     * names, lists and fields of later versions may break anywhere, each
+     * column keeping a width that its usual values fit. */
+    "table{max-width:100%}"
+    "td.name,td.cpus,td.mem,td.extra,td.cpulist,.kv td,.advice li,.source,p.cpus b,td.note"
+    "{overflow-wrap:anywhere}"
+    "td.name{min-width:14em}td.cpus,td.mem,td.extra,td.cpulist{min-width:7em}";
 
 /* The machine with each report's group in its colour. */
 static int picture(FILE *f, const struct run *runs, int n, const struct cli_machine *m, char *err,
@@ -328,11 +633,13 @@ static int picture(FILE *f, const struct run *runs, int n, const struct cli_mach
         const char *c = str(plan, "cpus"), *nd = str(plan, "node");
         if (c == NULL || np_parse_list(c, ',', (1u << 20) - 1, cpus) != 0)
             continue;
-        if (nd == NULL || np_parse_list(nd, ',', (1u << 20) - 1, nodes) != 0)
+        if (nd == NULL || np_parse_list(nd, ',', (1u << 20) - 1, nodes) != 0) {
             hwloc_bitmap_zero(nodes);
+            nd = "?"; /* a list is digits, commas and dashes: nothing else is drawn */
+        }
         char label[1280];
         snprintf(label, sizeof label, "group %d (pid %lld): nodes %s, CPUs %s", runs[i].group,
-                 num(runs[i].doc, "pid", -1), nd != NULL ? nd : "?", c);
+                 num(runs[i].doc, "pid", -1), nd, c);
         rc = cli_draw_group(&d, runs[i].group, cpus, nodes, label);
     }
     hwloc_bitmap_free(cpus);
@@ -402,6 +709,8 @@ int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenie
         return -1;
     }
     int rc = 0, loaded = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = cli_not_input(out, in[i].report, err, errlen);
     for (int i = 0; i < n && rc == 0; i++) {
         runs[i].in = &in[i];
         runs[i].group = -1;
@@ -412,6 +721,24 @@ int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenie
             rc = -1;
         }
     }
+    /* One section a JVM: a file given twice, or two copies of one report,
+     * would draw one JVM as two.  Two reports may give one pid: JVMs in
+     * containers of their own (pid 1 in each PID namespace). */
+    for (int i = 0; i < n && rc == 0; i++)
+        for (int j = i + 1; j < n && rc == 0 && runs[i].doc != NULL; j++) {
+            if (runs[j].doc == NULL)
+                continue;
+            if (runs[i].dev == runs[j].dev && runs[i].ino == runs[j].ino) {
+                snprintf(err, errlen, "%s and %s are the same report (the same file): give each "
+                                      "report once", in[i].report, in[j].report);
+                rc = -1;
+            } else if (json_equal(runs[i].doc, runs[j].doc)) {
+                snprintf(err, errlen, "%s and %s are copies of one report (pid %lld): give each "
+                                      "report once", in[i].report, in[j].report,
+                         num(runs[i].doc, "pid", -1));
+                rc = -1;
+            }
+        }
     char *page = NULL;
     size_t len = 0;
     FILE *f = rc == 0 ? open_memstream(&page, &len) : NULL;
@@ -456,10 +783,13 @@ int cli_report(int argc, char **argv)
     };
     const char *html = NULL;
     struct cli_machine m = {0};
-    int c;
+    bool seen[256] = {false};
+    int c, rc;
     argv[0] = "numapin report";
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if ((rc = cli_once("report", usage, longopts, c, seen)) != 0)
+            return rc;
         if (cli_machine_option(&m, c, optarg))
             continue;
         switch (c) {
@@ -485,7 +815,7 @@ int cli_report(int argc, char **argv)
     for (int i = 0; i < n; i++)
         in[i].report = argv[optind + i];
     char err[2048];
-    int rc = cli_page(html, in, n, false, &m, err, sizeof err);
+    rc = cli_page(html, in, n, false, &m, err, sizeof err);
     free(in);
     if (rc != 0) {
         fprintf(stderr, "numapin report: %s\n", err);

@@ -19,9 +19,12 @@ int cli_topo(int argc, char **argv)
     };
     int json = 0, c, rc;
     struct cli_machine m = {0};
+    bool seen[256] = {false};
     argv[0] = "numapin topo"; /* for getopt's messages */
     optind = 1;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if ((rc = cli_once("topo", usage, longopts, c, seen)) != 0)
+            return rc;
         if (cli_machine_option(&m, c, optarg))
             continue;
         switch (c) {

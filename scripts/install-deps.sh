@@ -17,8 +17,10 @@ declare -A sets=(
     [build]="gcc make pkg-config libhwloc-dev libnuma-dev libjansson-dev hwloc-nox check junit5
              numactl libhdrhistogram-java jq dpkg-dev file man-db groff-base likwid"
     # The view tests (tests/jvm ViewTest, in make test-java): a real browser
-    # loads the page of a run, a real terminal shows the live view.
-    [view]="chromium tmux hwloc-nox"
+    # loads the page of a run, a real terminal shows the live view; python3
+    # (its json, strict UTF-8) and libxml2-utils (xmllint) read every output
+    # as its format's strict reader would (HostileNamesTest).
+    [view]="chromium tmux hwloc-nox python3 libxml2-utils"
     # The sanitizer and fuzzing builds (mk/hardening.mk).
     [fuzz]="clang libclang-rt-14-dev"
     # The multi-node tests under QEMU (tests/qemu/run.sh).

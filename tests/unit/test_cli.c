@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tests.h"
 
@@ -41,7 +42,7 @@ END_TEST
 
 /* Bad arguments: exit status 2 and a message on stderr. */
 static const struct {
-    const char *args[8];
+    const char *args[12];
     const char *msg;
 } bad[] = {
     {{NULL}, "usage: numapin plan"},
@@ -63,11 +64,20 @@ static const struct {
     {{"check", "+12", NULL}, "numapin check: give one process id"},
     {{"plan", "--groups", "2", "--java-flags", "--synthetic", SYNTH, NULL}, "--java-flags needs --group G"},
     {{"plan", "--groups", "2", "--group", "1", "--java-flags", "--json", NULL}, "--json and --java-flags exclude each other"},
+    /* Each option once: a second would silently win.  (Paths that cannot
+     * be written, should a second be taken.) */
+    {{"plan", "--groups", "2", "--groups", "3", "--synthetic", SYNTH, NULL}, "numapin plan: --groups is given twice: give it once"},
+    {{"plan", "--synthetic", SYNTH, "--synthetic", SYNTH, NULL}, "numapin plan: --synthetic is given twice: give it once"},
+    {{"plan", "--json", "--svg", "/nonexistent/a.svg", "--svg", "/nonexistent/b.svg", NULL}, "numapin plan: --svg is given twice"},
+    {{"topo", "--json", "--json", NULL}, "numapin topo: --json is given twice: give it once"},
+    {{"check", "--threads", "A*", "--threads", "B*", "1", NULL}, "numapin check: --threads is given twice"},
+    {{"groups", "--groups", "2", "--logs", "/nonexistent/a", "--logs", "/nonexistent/b", "--", "true", NULL}, "numapin groups: --logs is given twice"},
+    {{"report", "/nonexistent/r.json", "--html", "/nonexistent/a.html", "--html", "/nonexistent/b.html", NULL}, "numapin report: --html is given twice"},
 };
 
 START_TEST(bad_arguments)
 {
-    char *argv[10];
+    char *argv[14];
     int n = 0;
     argv[n++] = (char *)cli();
     for (int k = 0; bad[_i].args[k] != NULL; k++)
@@ -81,6 +91,53 @@ START_TEST(bad_arguments)
     ck_assert_msg(out[0] == '\0', "case %d: stdout not empty: %s", _i, out);
     free(out);
     free(err);
+}
+END_TEST
+
+/* plan --svg never replaces the --topology it reads: the same path, a
+ * hard link or a symbolic link to it is one line naming both, exit 1,
+ * the file as it was; another path is drawn. */
+START_TEST(plan_svg_never_over_its_topology)
+{
+    char dir[256], xml[512], hard[512], sym[512], svg[512], src[512];
+    t_tmpdir(dir, sizeof dir);
+    snprintf(src, sizeof src, "%s/xeon-6972p-snc3.xml", getenv("NUMAPIN_TOPOLOGIES"));
+    size_t len;
+    char *machine = t_read_file(src, &len);
+    ck_assert_ptr_nonnull(machine);
+    snprintf(xml, sizeof xml, "%s/m.xml", dir);
+    snprintf(hard, sizeof hard, "%s/hard.svg", dir);
+    snprintf(sym, sizeof sym, "%s/sym.svg", dir);
+    snprintf(svg, sizeof svg, "%s/m.svg", dir);
+    ck_assert_int_eq(t_write_file(xml, machine, len), 0);
+    const char *outs[] = {xml, hard, sym};
+    for (int i = 0; i < 3; i++) {
+        if (i == 1)
+            ck_assert_int_eq(link(xml, hard) | symlink(xml, sym), 0);
+        char *argv[] = {(char *)cli(), "plan", "--groups", "3", "--topology", xml, "--svg",
+                        (char *)outs[i], NULL};
+        char *out, *err, want[1400];
+        ck_assert_int_eq(t_run(argv, &out, &err), 1);
+        snprintf(want, sizeof want, "numapin plan: --svg: will not write %s over the input %s "
+                 "(the same file): give another output file\n", outs[i], xml);
+        ck_assert_str_eq(err, want);
+        ck_assert_str_eq(out, "");
+        free(out);
+        free(err);
+        char *now = t_read_file(xml, NULL);
+        ck_assert_str_eq(now, machine);
+        free(now);
+    }
+    char *argv[] = {(char *)cli(), "plan", "--groups", "3", "--topology", xml, "--svg", svg, NULL};
+    char *out, *err;
+    ck_assert_msg(t_run(argv, &out, &err) == 0, "%s", err);
+    free(out);
+    free(err);
+    char *drawn = t_read_file(svg, NULL);
+    ck_assert_ptr_nonnull(strstr(drawn, "<svg"));
+    free(drawn);
+    free(machine);
+    t_rmdir(dir);
 }
 END_TEST
 
@@ -147,6 +204,7 @@ Suite *cli_suite(void)
     tcase_add_loop_test(tc, plan_java_flags, 0, 4);
     tcase_add_loop_test(tc, bad_arguments, 0, (int)(sizeof bad / sizeof *bad));
     tcase_add_test(tc, unloadable_topology);
+    tcase_add_test(tc, plan_svg_never_over_its_topology);
     tcase_add_test(tc, help);
     tcase_add_test(tc, check_needs_this_machine_and_version);
     suite_add_tcase(s, tc);
