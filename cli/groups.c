@@ -16,8 +16,10 @@
  * passed on to them (sums; for keys ending in _ms, the worst group).
  * With --html, each JVM also writes report=DIR/group-i-PID.json, and the
  * page of the run (report.c) is written from them, with the advice lines
- * of each log.  Exit status: 0 when every group exited 0 (and the
- * page was written).
+ * of each log.  A group whose command did not start, or that exited 126
+ * or 127 (a shell's "cannot run", "not found") before numapin's summary,
+ * gets one line on stderr: the command, why, and its log.  Exit status:
+ * 0 when every group exited 0 (and the page was written).
  *
  * A command whose JVMs load numapin already (JAVA_TOOL_OPTIONS,
  * JDK_JAVA_OPTIONS, _JAVA_OPTIONS or its own arguments) is refused: the
@@ -42,6 +44,7 @@
 
 #include "cli.h"
 #include "np_cpulist.h"
+#include "np_text.h"
 
 #define MAX_KEYS 32
 
@@ -232,10 +235,31 @@ static char *replace_group(const char *arg, int group)
     return out;
 }
 
+/* Why a group's child did not start its command, as it tells the parent
+ * through a close-on-exec pipe: nothing arrives when the exec succeeds. */
+enum start_failure { START_OK, START_LOG, START_EXEC, START_MEMORY };
+
+struct start_report {
+    int what;  /* enum start_failure */
+    int err;   /* errno */
+};
+
+/* In the child: tells the parent through fd why it stops, and exits 127. */
+static void start_failed(int fd, enum start_failure what, int err)
+{
+    struct start_report rep = {what, err};
+    if (fd >= 0 && write(fd, &rep, sizeof rep) != (ssize_t)sizeof rep) {
+        /* the exit status says it failed */
+    }
+    _exit(127);
+}
+
 /* In the child: environment, output, exec.  Never returns.  java_flags:
- * the HotSpot flags that fit the group ("" for none), before the agent. */
+ * the HotSpot flags that fit the group ("" for none), before the agent.
+ * report: the pipe (close-on-exec) that tells the parent why the command
+ * did not start. */
 static void run_child(int group, int groups, const char *agent, const char *opts,
-                      const char *java_flags, const char *log, char **cmd)
+                      const char *java_flags, const char *log, char **cmd, int report)
 {
     const char *old = getenv("JAVA_TOOL_OPTIONS");
     char *jto = NULL, num[16];
@@ -243,17 +267,15 @@ static void run_child(int group, int groups, const char *agent, const char *opts
     if (asprintf(&jto, "%s%s%s%s-agentpath:%s=group=%d,groups=%d%s%s", old ? old : "",
                  old && *old ? " " : "", java_flags, *java_flags ? " " : "", agent, group, groups,
                  gopts ? "," : "", gopts ? gopts : "") < 0)
-        _exit(127);
+        start_failed(report, START_MEMORY, ENOMEM);
     setenv("JAVA_TOOL_OPTIONS", jto, 1);
     snprintf(num, sizeof num, "%d", group);
     setenv("NUMAPIN_GROUP", num, 1);
     snprintf(num, sizeof num, "%d", groups);
     setenv("NUMAPIN_GROUPS", num, 1);
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        fprintf(stderr, "numapin groups: cannot write %s: %s\n", log, strerror(errno));
-        _exit(127);
-    }
+    if (fd < 0)
+        start_failed(report, START_LOG, errno);
     dup2(fd, STDOUT_FILENO);
     dup2(fd, STDERR_FILENO);
     int n = 0;
@@ -261,12 +283,70 @@ static void run_child(int group, int groups, const char *agent, const char *opts
         n++;
     char **argv = calloc((size_t)n + 1, sizeof *argv);
     for (int i = 0; argv != NULL && i < n; i++)
-        argv[i] = replace_group(cmd[i], group);
+        if ((argv[i] = replace_group(cmd[i], group)) == NULL)
+            start_failed(report, START_MEMORY, ENOMEM);
     if (argv == NULL)
-        _exit(127);
+        start_failed(report, START_MEMORY, ENOMEM);
     execvp(argv[0], argv);
-    fprintf(stderr, "numapin groups: cannot run %s: %s\n", argv[0], strerror(errno));
-    _exit(127);
+    int err = errno;
+    fprintf(stderr, "numapin groups: cannot run %s: %s\n", argv[0], strerror(err));
+    start_failed(report, START_EXEC, err);
+}
+
+/* The last line of a group's log that is not empty, shown as a person
+ * reads it (np_text_shown), cut to fit buf; "" when there is none. */
+static void last_log_line(const char *log, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(log, "re");
+    if (f == NULL)
+        return;
+    char *line = NULL, *last = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] == '\0')
+            continue;
+        free(last);
+        last = strdup(line);
+    }
+    free(line);
+    fclose(f);
+    if (last != NULL)
+        np_text_shown(buf, len, last);
+    free(last);
+}
+
+/* One line on stderr for a group whose command did not start (rep, from
+ * its child), or that exited 126 or 127 (what a shell returns for a
+ * program it cannot run, or cannot find) before numapin's summary: the
+ * command, why, and where its log is. */
+static void say_why_not_started(int g, const char *cmd0, const struct start_report *rep,
+                                const struct result *r, const char *log)
+{
+    char *cmd = replace_group(cmd0, g);
+    char *shown = np_text_shown_dup(cmd != NULL ? cmd : cmd0);
+    const char *name = shown != NULL ? shown : "the command";
+    if (rep->what == START_EXEC) {
+        fprintf(stderr, "numapin groups: group %d: cannot run %s: %s (its log: %s)\n", g, name,
+                strerror(rep->err), log);
+    } else if (rep->what == START_LOG) {
+        fprintf(stderr, "numapin groups: group %d: cannot write its log %s: %s, so %s was not run\n",
+                g, log, strerror(rep->err), name);
+    } else if (rep->what == START_MEMORY) {
+        fprintf(stderr, "numapin groups: group %d: out of memory before %s could start (its log: %s)\n",
+                g, name, log);
+    } else if ((r->status == 126 || r->status == 127) && r->summary[0] == '\0') {
+        char last[512];
+        last_log_line(log, last, sizeof last);
+        fprintf(stderr, "numapin groups: group %d: %s exited %d (%s) before numapin's summary%s%s%s "
+                        "(its log: %s)\n", g, name, r->status,
+                r->status == 127 ? "a program it runs was not found" : "a program it runs could not be run",
+                last[0] != '\0' ? "; its log ends: \"" : "", last, last[0] != '\0' ? "\"" : "", log);
+    }
+    free(shown);
+    free(cmd);
 }
 
 /* Reads a group's log: numapin's summary and the program's last result line. */
@@ -560,8 +640,11 @@ int cli_groups(int argc, char **argv)
     char *with_report = NULL, absdir[PATH_MAX - 64], real[PATH_MAX];
     default_agent(agent, sizeof agent);
     optind = 1;
+    bool seen[256] = {false};
     /* "+": stop at the first non-option, the command. */
     while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+        if (cli_once("groups", usage, longopts, c, seen) != 0)
+            return 2;
         switch (c) {
         case 'n':
             if ((c = cli_count("groups", usage, "groups", "a number", 1, NP_MAX_GROUPS, optarg,
@@ -639,17 +722,33 @@ int cli_groups(int argc, char **argv)
     sa.sa_handler = forward;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    int *reports = malloc((size_t)groups * sizeof *reports);
+    if (reports == NULL) {
+        fprintf(stderr, "numapin groups: out of memory\n");
+        return 1;
+    }
     fflush(NULL);
     for (int g = 0; g < groups; g++) {
         snprintf(logs[g], sizeof logs[g], "%s/group-%d.log", dir, g);
+        int pipefd[2] = {-1, -1};
+        if (pipe2(pipefd, O_CLOEXEC) != 0)
+            pipefd[0] = pipefd[1] = -1; /* then only the exit status tells */
+        reports[g] = pipefd[0];
         pid_t pid = fork();
         if (pid < 0) {
             fprintf(stderr, "numapin groups: fork: %s\n", strerror(errno));
+            if (pipefd[0] >= 0) {
+                close(pipefd[0]);
+                close(pipefd[1]);
+            }
             forward(SIGTERM);
             break;
         }
         if (pid == 0)
-            run_child(g, groups, agent, opts, flags != NULL ? flags[g] : "", logs[g], argv + optind);
+            run_child(g, groups, agent, opts, flags != NULL ? flags[g] : "", logs[g], argv + optind,
+                      pipefd[1]);
+        if (pipefd[1] >= 0)
+            close(pipefd[1]);
         children[g] = pid;
         nchildren = g + 1;
     }
@@ -658,7 +757,16 @@ int cli_groups(int argc, char **argv)
     for (int g = 0; g < nchildren; g++) {
         ok &= r[g].status == 0;
         read_log(logs[g], &r[g]);
+        /* Every child has ended: what its pipe holds is all it said. */
+        struct start_report rep = {START_OK, 0};
+        if (reports[g] >= 0) {
+            if (read(reports[g], &rep, sizeof rep) != (ssize_t)sizeof rep)
+                rep = (struct start_report){START_OK, 0};
+            close(reports[g]);
+        }
+        say_why_not_started(g, argv[optind], &rep, &r[g], logs[g]);
     }
+    free(reports);
     print_table(groups, r, dir);
     if (html != NULL && write_page(html, dir, nchildren, r, logs) != 0)
         ok = 0;

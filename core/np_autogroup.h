@@ -6,8 +6,9 @@
  *
  * The directory is lockdir= when given, else $XDG_RUNTIME_DIR/numapin when
  * XDG_RUNTIME_DIR is set, else /tmp/numapin-UID.  It must be a real
- * directory (not a symlink), owned by this user, with no access for
- * others; it is created so.  Lock files are opened without following
+ * directory (not a symlink), owned by this user, with no access for group
+ * or others (mode 0700 or narrower); it is created so.  The error for one
+ * that is not says which of these fails and the command that fixes it.  Lock files are opened without following
  * symlinks and created 0600.  Nothing depends on a process id: JVMs in
  * different PID and mount namespaces (containers) that share the
  * directory (one bind-mounted into each, at any path) exclude each other

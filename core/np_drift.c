@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,13 +198,57 @@ static void log_replan(struct np_agent *a, const struct np_targets *t, const str
                t->mem_str);
 }
 
+/* What placed threads had before a re-plan: the CPUs of their slot under
+ * their plan then, by entry (sorted, for bsearch). */
+struct before_cpus {
+    struct np_ref ref;
+    hwloc_const_bitmap_t cpus; /* the targets' own, never freed while the JVM runs */
+};
+
+static int before_compare(const void *a, const void *b)
+{
+    const struct before_cpus *x = a, *y = b;
+    uintptr_t p = (uintptr_t)x->ref.e, q = (uintptr_t)y->ref.e;
+    if (p != q)
+        return p < q ? -1 : 1;
+    return x->ref.gen < y->ref.gen ? -1 : x->ref.gen > y->ref.gen;
+}
+
+/* The placed threads' CPUs under the targets `old` (and those before it),
+ * sorted; *n their number.  NULL (n 0) when memory runs out. */
+static struct before_cpus *placed_before(struct np_agent *a, const struct np_targets *old, int *n)
+{
+    struct np_live *l;
+    *n = 0;
+    int k = np_record_placed(a->record, &l);
+    if (k < 0)
+        return NULL;
+    struct before_cpus *b = malloc((size_t)(k > 0 ? k : 1) * sizeof *b);
+    for (int i = 0; b != NULL && i < k; i++) {
+        if (l[i].outcome != NP_PLACED || !l[i].settled)
+            continue;
+        const struct np_targets *o = np_targets_find(old, l[i].plan);
+        if (o->gen != l[i].plan || o->none)
+            continue;
+        b[(*n)++] = (struct before_cpus){l[i].ref, np_targets_cpus(o, l[i].slot)};
+    }
+    free(l);
+    if (b != NULL)
+        qsort(b, (size_t)*n, sizeof *b, before_compare);
+    return b;
+}
+
 /* Puts the placed threads of the current plan on their CPUs from outside,
- * those whose CPUs differ: one line each, how=HOW.  Returns how many could
- * not be moved with EINVAL (CPUs the cpuset no longer allows), which
+ * those whose CPUs differ: one line each, how=HOW.  Under a re-plan
+ * (`before`, n of them: what they had before it), a thread already on its
+ * new CPUs (the kernel moved it there when the cpuset changed) whose CPUs
+ * the re-plan changed has its line too.  Returns how many could not be
+ * moved with EINVAL (CPUs the cpuset no longer allows), which
  * `einval_is_failure` makes failures like any other; < 0 when memory runs
  * out. */
 static int move_threads(struct np_agent *a, struct np_drift *d, const struct np_targets *t,
-                        enum np_how how, bool einval_is_failure);
+                        enum np_how how, bool einval_is_failure, const struct before_cpus *before,
+                        int nbefore);
 
 int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset)
 {
@@ -248,10 +293,14 @@ int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset)
     __atomic_store_n(&a->targets, t, __ATOMIC_RELEASE);
     if (t->none)
         return 1;
-    /* Slots of the new plan for the live threads; then their CPUs. */
+    /* What placed threads had; slots of the new plan for the live
+     * threads; then their CPUs. */
+    int nbefore;
+    struct before_cpus *had = placed_before(a, old, &nbefore);
     if (np_record_replan(a->record, t->nslots, t->gen) != 0) {
         np_log(np_once_level(&d->warned_replan, NP_LOG_WARNING),
                "out of memory: placed threads keep their CPUs after the cpuset changed");
+        free(had);
         return 1;
     }
     if (a->opt.scope == NP_SCOPE_JVM && !a->opt.dryrun) {
@@ -268,7 +317,8 @@ int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset)
                    a->opt.group, t->node_list, cpus);
     }
     if (!a->opt.dryrun)
-        move_threads(a, d, t, NP_HOW_REPLAN, true);
+        move_threads(a, d, t, NP_HOW_REPLAN, true, had, nbefore);
+    free(had);
     return 1;
 }
 
@@ -295,7 +345,8 @@ static bool check_cpuset(struct np_agent *a, struct np_drift *d)
 }
 
 static int move_threads(struct np_agent *a, struct np_drift *d, const struct np_targets *t,
-                        enum np_how how, bool einval_is_failure)
+                        enum np_how how, bool einval_is_failure, const struct before_cpus *before,
+                        int nbefore)
 {
     struct np_live *l;
     int n = np_record_placed(a->record, &l);
@@ -320,9 +371,19 @@ static int move_threads(struct np_agent *a, struct np_drift *d, const struct np_
             continue;
         hwloc_const_bitmap_t want = np_targets_cpus(t, e->slot);
         if (hwloc_bitmap_isequal(now, want)) {
-            if (e->drifted)
+            if (e->drifted) {
                 np_record_back(a->record, e->ref);
-            continue;
+                continue;
+            }
+            /* Set again all the same: the line says what the re-plan
+             * gave it, and the read back confirms it. */
+            struct before_cpus key = {.ref = e->ref};
+            const struct before_cpus *had =
+                how == NP_HOW_REPLAN && before != NULL
+                    ? bsearch(&key, before, (size_t)nbefore, sizeof *before, before_compare)
+                    : NULL;
+            if (had == NULL || hwloc_bitmap_isequal(had->cpus, want))
+                continue;
         }
         /* drift=log: a thread left where someone put it is not moved by a
          * re-plan either. */
@@ -472,8 +533,9 @@ void np_agent_check(struct np_agent *a)
         /* A restore refused with EINVAL may mean the cpuset changed since
          * it was read: read it again, and re-plan, before calling it a
          * failure. */
-        if (!t->none && move_threads(a, d, t, NP_HOW_DRIFT, false) > 0 && !check_cpuset(a, d))
-            move_threads(a, d, t, NP_HOW_DRIFT, true);
+        if (!t->none && move_threads(a, d, t, NP_HOW_DRIFT, false, NULL, 0) > 0 &&
+            !check_cpuset(a, d))
+            move_threads(a, d, t, NP_HOW_DRIFT, true, NULL, 0);
         t = np_agent_targets(a);
         if (!t->none && a->opt.scope == NP_SCOPE_JVM && a->opt.drift == NP_DRIFT_RESTORE)
             check_jvm(a, d, t);

@@ -4,7 +4,10 @@
  * - The process's cpuset (np_cpuset): when kubelet, an NRI plugin or an
  *   operator rewrites it, the group is planned again on the CPUs it now
  *   allows (it may move to another node), the new targets are published
- *   whole, and placed threads get their new CPUs from outside.  Their
+ *   whole, and placed threads get their new CPUs from outside, one
+ *   `placed ... how=replan` line for each whose CPUs the plan changed
+ *   (also when the kernel had already moved it there) or that numapin
+ *   put back on them.  Their
  *   memory policy stays what it was (Linux lets only a thread set its
  *   own), which one line says.  A JVM started bound to fewer CPUs than
  *   its cpuset (taskset) stays within them.  A cpuset that leaves the

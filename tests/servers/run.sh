@@ -239,6 +239,38 @@ groups_table() { # groups_table OUT LOGS N MIN [KEY]
     [ -z "$key" ] || expect "no total row" has "$out" '^total '
 }
 
+# The shape of output lines (stdin): each line's words, with each field's
+# value and each quoted string left out ("KEY=", ""), one a line; the
+# lines "..." of a document's sample (more of the same) are left out.
+shapes() {
+    sed -E '/^ *\.\.\. *$/d; s/"([^"\\]|\\.)*"/""/g; s/=[^ ]*/=/g'
+}
+
+# numapin check's output for its first process in FILE: from its process
+# line to its matched line.
+check_output() { # check_output FILE
+    awk '/^process pid=/ { n++ } n == 1 { print } n == 1 && /^matched threads=/ { exit }' "$1"
+}
+
+# The sample after "<!-- test: NAME -->" in DOC has the shape of what
+# numapin check printed (in FILE): the same kinds of lines, with the same
+# fields in the same order, in the same order (each kind where it first
+# comes); the numbers may differ.  A placed thread the agent's marker does
+# not list yet (it is written once a rescan period: docs/check.md) has no
+# planned= drift=, and counts as the sample's placed thread.
+sample_shape() { # sample_shape DOC NAME FILE
+    local sample real
+    sample=$(srv_snippet "$1" "$2" | shapes | awk '!seen[$0]++') || { problems+=("no block $2 in $1"); return; }
+    real=$(check_output "$3" | shapes | awk -v sample="$sample" '
+        BEGIN { n = split(sample, s, "\n"); for (i = 1; i <= n; i++) known[s[i]] = 1 }
+        /^thread / && !($0 in known) && (($0 " planned= drift=") in known) { $0 = $0 " planned= drift=" }
+        !seen[$0]++')
+    expect "$1's sample $2 is not what numapin check printed: its lines' shapes
+$sample
+    and the output's
+$real" is "$sample" "$real"
+}
+
 # CPU lists: the CPUs of "0-2,5" one a line; is A one part of B, not all of it?
 cpus_of() {
     tr ',' '\n' <<<"$1" | awk -F- 'NF { for (c = $1; c <= (NF > 1 ? $2 : $1); c++) print c }'
@@ -267,6 +299,7 @@ jetty_tests() {
         expect "the server counted ${served:-no} requests, fewer than wrk's" \
             ge "${served:-0}" "$(srv_wrk_requests "$dir/out.txt")"
         placed_threads "$dir/out.txt" "" "$dir/jetty-numapin.log" '^qtp[0-9]+-' 8
+        sample_shape jetty.md check-output "$dir/out.txt"
         clean_log "$dir/jetty-numapin.log"
         finish
     fi
@@ -331,6 +364,7 @@ $(blocks tomcat.md "" thread-names)"
             expect "\"$tname\" has a placed line" test -z "$(grep -F "] placed \"$tname\" " "$log")"
         done < <(check_threads "$dir/out.txt")
         expect "numapin check listed no Acceptor or Poller" ge "$others" 2
+        sample_shape tomcat.md check-output "$dir/out.txt"
         clean_log "$log"
         finish
     fi

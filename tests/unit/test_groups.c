@@ -3,10 +3,12 @@
  * group); anything else is passed as it is, and an invalid "{group+...}"
  * is a usage error before anything runs. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests.h"
 
@@ -104,12 +106,74 @@ START_TEST(an_invalid_placeholder_is_a_usage_error)
 }
 END_TEST
 
+/* A command that does not start, in each group: one line on stderr per
+ * group naming the command, the reason and the group's log; the table
+ * still follows.  A shell that cannot find the program it runs (exit 127
+ * before numapin's summary) is said so with the last line of its log; a
+ * command that ran well adds nothing to stderr. */
+START_TEST(a_command_that_does_not_start_is_said_on_stderr)
+{
+    char dir[4096], logs[4200], line[9000], want[20000] = "";
+    t_tmpdir(dir, sizeof dir);
+    snprintf(logs, sizeof logs, "%s/logs", dir);
+    char *missing[] = {(char *)cli(), "groups", "--groups", "2", "--logs", logs, "--", "/nonexistent/java",
+                       "-version", NULL};
+    char *out, *err;
+    int rc = t_run(missing, &out, &err);
+    ck_assert_msg(rc == 1, "exit %d, stderr: %s", rc, err);
+    for (int g = 0; g < 2; g++) {
+        snprintf(line, sizeof line, "numapin groups: group %d: cannot run /nonexistent/java: %s (its log: "
+                 "%s/group-%d.log)\n", g, strerror(ENOENT), logs, g);
+        strcat(want, line);
+    }
+    ck_assert_msg(strcmp(err, want) == 0, "stderr:\n%s\nwant:\n%s", err, want);
+    ck_assert_msg(strstr(out, "\n0      127     (no summary)\n1      127     (no summary)\n") != NULL,
+                  "stdout: %s", out);
+    free(out);
+    free(err);
+
+    char *shell[] = {(char *)cli(), "groups", "--groups", "1", "--logs", logs, "--", "/bin/sh", "-c",
+                     "echo started; exec /nonexistent/java{group}", NULL};
+    rc = t_run(shell, &out, &err);
+    ck_assert_msg(rc == 1, "exit %d, stderr: %s", rc, err);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/group-0.log", logs);
+    char *log = t_read_file(path, NULL);
+    ck_assert_msg(log != NULL && strstr(log, "started\n") == log && strstr(log, "/nonexistent/java0"),
+                  "the log: %s", log);
+    char *last = strstr(log, "\n") + 1;
+    last[strcspn(last, "\n")] = '\0';
+    snprintf(want, sizeof want, "numapin groups: group 0: /bin/sh exited 127 (a program it runs was not "
+             "found) before numapin's summary; its log ends: \"%s\" (its log: %s)\n", last, path);
+    ck_assert_msg(strcmp(err, want) == 0, "stderr:\n%s\nwant:\n%s", err, want);
+    free(log);
+    free(out);
+    free(err);
+
+    char *fine[] = {(char *)cli(), "groups", "--groups", "2", "--logs", logs, "--", "/bin/true", NULL};
+    rc = t_run(fine, &out, &err);
+    ck_assert_msg(rc == 0, "exit %d, stderr: %s", rc, err);
+    ck_assert_msg(err[0] == '\0', "stderr: %s", err);
+    free(out);
+    free(err);
+    for (int g = 0; g < 2; g++) {
+        snprintf(path, sizeof path, "%s/group-%d.log", logs, g);
+        unlink(path);
+    }
+    rmdir(logs);
+    t_rmdir(dir);
+}
+END_TEST
+
 Suite *groups_suite(void)
 {
     Suite *s = suite_create("groups");
     TCase *tc = tcase_create("placeholders");
     tcase_add_test(tc, placeholders_become_the_group_and_the_group_plus_k);
     tcase_add_loop_test(tc, an_invalid_placeholder_is_a_usage_error, 0, (int)(sizeof bad / sizeof *bad));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("children");
+    tcase_add_test(tc, a_command_that_does_not_start_is_said_on_stderr);
     suite_add_tcase(s, tc);
     return s;
 }

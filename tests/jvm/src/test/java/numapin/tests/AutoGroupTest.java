@@ -17,6 +17,7 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -170,13 +171,20 @@ class AutoGroupTest {
                 LinkOption.NOFOLLOW_LINKS)));
     }
 
+    /** The owner of path: for a directory the test made, the user the JVMs run as. */
+    static int uid(Path path) throws IOException {
+        return (Integer) Files.getAttribute(path, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+    }
+
     /**
      * An unsafe lock directory or lock file: one warning, nothing placed, the
-     * JVM runs; under strict it does not start. The targets of symlinks are
-     * left as they were.
+     * JVM runs; under strict it does not start. The warning names what is
+     * wrong (whose access to the directory, or its owner) and the command
+     * that fixes it. The targets of symlinks are left as they were.
      */
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"directory-symlink", "directory-0755", "lock-file-symlink"})
+    @ValueSource(strings = {"directory-symlink", "directory-0755", "directory-0750", "directory-0703",
+        "directory-of-another-user", "lock-file-symlink"})
     void unsafeLockDirectoryIsRefused(String kind) throws IOException {
         Path xdg = privateDir("xdg");
         Path dir = xdg.resolve("numapin");
@@ -190,11 +198,27 @@ class AutoGroupTest {
                 pattern = "cannot open the group lock directory " + Pattern.quote(dir.toString())
                         + ": .*not a plain directory";
             }
-            case "directory-0755" -> {
+            case "directory-0755", "directory-0750", "directory-0703" -> {
+                // Which access is the problem, and the command that ends it.
+                String mode = kind.substring(kind.length() - 3);
+                String who = Map.of("755", "its group and others have read and search access",
+                        "750", "its group has read and search access",
+                        "703", "others have write and search access").get(mode);
                 Files.createDirectories(dir);
-                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-                pattern = "the group lock directory " + Pattern.quote(dir.toString()) + " must be owned by uid \\d+ "
-                        + "with no access for others \\(it is uid \\d+, mode 755\\)";
+                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString(Map.of("755", "rwxr-xr-x",
+                        "750", "rwxr-x---", "703", "rwx----wx").get(mode)));
+                pattern = Pattern.quote("the group lock directory " + dir + " must allow no access for group or "
+                        + "others, but " + who + " (mode " + mode + "): make it private to uid " + uid(xdg)
+                        + " with chmod 700 " + dir);
+            }
+            case "directory-of-another-user" -> {
+                Assumptions.assumeTrue(uid(xdg) == 0, "needs root (chown)");
+                Files.createDirectories(dir);
+                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+                Files.setAttribute(dir, "unix:uid", 65534);
+                pattern = Pattern.quote("the group lock directory " + dir + " must be owned by uid 0, the JVM's "
+                        + "user, but it is owned by uid 65534: chown 0 " + dir + ", or give lockdir= a directory "
+                        + "of uid 0");
             }
             default -> {
                 Files.createDirectories(dir);

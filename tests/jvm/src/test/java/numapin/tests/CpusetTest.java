@@ -110,38 +110,122 @@ class CpusetTest {
      * rewritten with the same CPUs (kernels before 6.2 then reset every
      * thread to the cpuset and numapin puts the workers back; later ones
      * keep them), narrowed to CPU 1 (one slot: both workers there), widened
-     * again (two slots: one worker each).
+     * again (two slots: one worker each). Each re-plan logs one `placed ...
+     * how=replan` line for each worker whose CPUs it changed.
      */
     @Test
     void rewrittenNarrowedAndWidenedTheWorkersEndOnTheirPlannedCpus() throws IOException, InterruptedException {
         Path hold = RunLogs.newRunDir().resolve("hold");
         ChildResult r;
+        List<Map<Long, String>> seen = new ArrayList<>();
         try (Cpuset cs = new Cpuset("0-1")) {
             Launch.Running run = inCpuset(cs, hold).fakeTwoCores().options("groups=1,cpus=core," + OPTIONS).start();
             try {
                 long pid = readyPid(run);
-                await(pid, oneEach(), "placed", run);
+                seen.add(await(pid, oneEach(), "placed", run));
                 cs.cpus("0-1");
                 Thread.sleep(1000); // ten periods
                 await(pid, oneEach(), "after the cpuset was rewritten with the same CPUs", run);
                 cs.cpus("1");
                 run.awaitLine(numapinLine("info", "replan group=0 groups=1 domain=node node=0 slice=1/1 cpus=1 "
                         + "cpus_mode=core cpukind=performance slots=1 mem=none allowed=1 was_node=0 was_cpus=0-1"));
-                await(pid, all(2, "1"), "after the cpuset was narrowed to CPU 1", run);
+                seen.add(await(pid, all(2, "1"), "after the cpuset was narrowed to CPU 1", run));
                 cs.cpus("0-1");
                 run.awaitLine(numapinLine("info", "replan group=0 groups=1 domain=node node=0 slice=1/1 cpus=0-1 "
                         + "cpus_mode=core cpukind=performance slots=2 mem=none allowed=0-1 was_node=0 was_cpus=1"));
-                await(pid, oneEach(), "after the cpuset was widened to CPUs 0-1 again", run);
+                seen.add(await(pid, oneEach(), "after the cpuset was widened to CPUs 0-1 again", run));
             } finally {
                 Files.createFile(hold);
             }
             r = run.finish().assertExit(0);
         }
         String ctx = r.describe();
+        // Each re-plan: a `how=replan` line for each worker whose CPUs it
+        // changed, whether the kernel or numapin moved it, and none for one
+        // whose CPUs stayed (the kernel keeps a thread's own CPUs that the
+        // cpuset still allows).
+        for (int k = 1; k <= 2; k++) {
+            assertEquals(changed(seen.get(k - 1), seen.get(k)), new ArrayList<>(replanLines(r.logLines(), k).keySet()),
+                    "the workers with a how=replan line after re-plan " + k + " (CPUs " + seen.get(k - 1) + " then "
+                            + seen.get(k) + ")\n" + ctx);
+        }
         Map<String, String> s = Lines.summary(r);
         assertEquals("2", s.get("replans"), ctx);
         assertEquals("2", s.get("placed"), ctx);
         assertEquals("0", s.get("failed"), ctx);
+        assertEquals(List.of(), r.failureWarnings(), ctx);
+    }
+
+    /**
+     * The `how=replan` lines of a log after its n-th `replan` line (from 1)
+     * and before the next, by tid.
+     */
+    static Map<Long, String> replanLines(List<String> log, int n) {
+        Map<Long, String> m = new TreeMap<>();
+        int seen = 0;
+        for (String l : log) {
+            if (l.contains("][numapin] replan ")) {
+                seen++;
+            } else if (seen == n && l.contains(" how=replan")) {
+                Matcher t = Pattern.compile("\\] placed \"[^\"]*\" tid=(\\d+) ").matcher(l);
+                if (t.find()) {
+                    assertTrue(m.put(Long.parseLong(t.group(1)), l) == null, "two lines for one thread:\n" + l);
+                }
+            }
+        }
+        return m;
+    }
+
+    /** The workers whose CPUs differ between two reads of them. */
+    static List<Long> changed(Map<Long, String> before, Map<Long, String> after) {
+        List<Long> r = new ArrayList<>();
+        before.forEach((tid, cpus) -> {
+            if (!cpus.equals(after.get(tid))) {
+                r.add(tid);
+            }
+        });
+        return r;
+    }
+
+    /**
+     * A JVM placed whole (scope=jvm) with cpus=core in a cpuset of CPU 1
+     * (one core: both workers there), the cpuset then moved to CPU 0: the
+     * kernel, and numapin's binding of the whole JVM, put the workers on
+     * CPU 0 before numapin comes to them, and each still has its line
+     * `placed ... how=replan`; the lines are those docs/lifecycle.md shows
+     * (its sample has their shape).
+     */
+    @Test
+    void aCpusetMovedLogsEachWorkerWhateverMovedIt() throws IOException, InterruptedException {
+        Path hold = RunLogs.newRunDir().resolve("hold");
+        ChildResult r;
+        Map<Long, String> before;
+        try (Cpuset cs = new Cpuset("1")) {
+            Launch.Running run = inCpuset(cs, hold).fakeTwoCores().options("groups=1,scope=jvm,cpus=core,"
+                    + OPTIONS).start();
+            try {
+                long pid = readyPid(run);
+                before = await(pid, all(2, "1"), "placed", run);
+                cs.cpus("0");
+                run.awaitLine(numapinLine("info", "replan group=0 groups=1 domain=node node=0 slice=1/1 cpus=0 "
+                        + "cpus_mode=core cpukind=performance slots=1 mem=none allowed=0 was_node=0 was_cpus=1"));
+                await(pid, all(2, "0"), "after the cpuset moved to CPU 0", run);
+                for (long tid : before.keySet()) {
+                    run.awaitLine(numapinLine("info", "placed \"ForkJoinPool-1-worker-\\d+\" tid=" + tid
+                            + " group=0 node=0 cpus=0 mem=unchanged how=replan was=0"));
+                }
+            } finally {
+                Files.createFile(hold);
+            }
+            r = run.finish().assertExit(0);
+        }
+        String ctx = r.describe();
+        assertEquals(before.keySet(), replanLines(r.logLines(), 1).keySet(), "a line for each worker\n" + ctx);
+        List<String> real = r.logLines().stream().filter(l -> l.contains("][numapin] replan ")
+                || l.contains(" how=replan")).collect(java.util.stream.Collectors.toList());
+        DocSamples.assertSameShapes(DocSamples.sampleLines("docs/lifecycle.md", "replan"), real,
+                "docs/lifecycle.md's re-plan lines");
+        assertEquals("1", Lines.summary(r).get("replans"), ctx);
         assertEquals(List.of(), r.failureWarnings(), ctx);
     }
 

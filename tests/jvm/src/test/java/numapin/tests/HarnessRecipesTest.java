@@ -35,42 +35,9 @@ import numapin.tests.ChildResult.Placed;
  */
 @ExtendWith(RunLogs.class)
 class HarnessRecipesTest {
-    /**
-     * The fenced block that follows the line {@code <!-- test: NAME -->} in
-     * docs/harness/FILE, without the indentation of its fence (blocks in
-     * list items are indented).
-     */
+    /** The fenced block after the line {@code <!-- test: NAME -->} in docs/harness/FILE (DocSamples). */
     static String docBlock(String file, String name) {
-        Path p = Build.repo().resolve("docs/harness").resolve(file);
-        List<String> lines = ChildResult.lines(TestFiles.read(p));
-        String marker = "<!-- test: " + name + " -->";
-        int at = -1;
-        for (int i = 0; i < lines.size(); i++) {
-            if (lines.get(i).trim().equals(marker)) {
-                assertTrue(at < 0, p + " has two lines " + marker);
-                at = i;
-            }
-        }
-        assertTrue(at >= 0, p + " has no line " + marker);
-        int open = at + 1;
-        while (open < lines.size() && lines.get(open).isBlank()) {
-            open++;
-        }
-        assertTrue(open < lines.size() && lines.get(open).trim().startsWith("```"), "no fenced block after "
-                + marker + " in " + p);
-        String fence = lines.get(open);
-        String indent = fence.substring(0, fence.indexOf('`'));
-        StringBuilder sb = new StringBuilder();
-        for (int i = open + 1; i < lines.size(); i++) {
-            String l = lines.get(i);
-            if (l.trim().startsWith("```")) {
-                return sb.toString();
-            }
-            assertTrue(l.isBlank() || l.startsWith(indent), "line less indented than its fence in " + p + ": " + l);
-            sb.append(l.isBlank() ? "" : l.substring(indent.length())).append('\n');
-        }
-        fail("unterminated block after " + marker + " in " + p);
-        return null;
+        return DocSamples.block("docs/harness/" + file, name);
     }
 
     /** The documents' install paths, made this build's. */
