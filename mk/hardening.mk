@@ -161,11 +161,11 @@ test-asan:
 # seeded from tests/fuzz/corpus/<target> (in the repository, read only);
 # a crash, a leak, a timeout or an out-of-memory leaves its input in
 # build/fuzz/artifacts/ and fails the run.
-FUZZ_TARGETS := options cpulist glob
+FUZZ_TARGETS := options cpulist glob text
 FUZZ_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_B)/fuzz_%)
 
-$(B)/fuzz_options $(B)/fuzz_glob: $(B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(CORE_OBJ)
+$(B)/fuzz_options $(B)/fuzz_glob $(B)/fuzz_text: $(B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_util.h $(CORE_OBJ)
 	$(CC) $(CFLAGS) -fsanitize=fuzzer $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
 
 # The command-line tool's real main(), renamed, for --restrict; with the
