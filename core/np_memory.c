@@ -70,16 +70,18 @@ static bool key_value(const char *tok, const char *end, const char *key, long *n
     return true;
 }
 
-/* True for a mapping of the process's own: no file, or hugetlbfs's
- * anonymous huge pages.  The third token names the file, if any: the
- * kernel escapes spaces and '=' in file names. */
+/* True for a mapping of the process's own: no file, hugetlbfs's
+ * anonymous huge pages, or a memfd (ZGC's heap is one).  The third token
+ * names the file, if any: the kernel escapes spaces and '=' in file
+ * names. */
 static bool own_mapping(const char *line)
 {
     const char *p = line;
     for (int skip = 0; skip < 2 && p != NULL; skip++)
         if ((p = strchr(p, ' ')) != NULL)
             p++;
-    return p == NULL || strncmp(p, "file=", 5) != 0 || strncmp(p + 5, "/anon_hugepage", 14) == 0;
+    return p == NULL || strncmp(p, "file=", 5) != 0 || strncmp(p + 5, "/anon_hugepage", 14) == 0 ||
+           strncmp(p + 5, "/memfd:", 7) == 0;
 }
 
 int np_memory_line(const char *line, struct np_memory *own, struct np_memory *all)

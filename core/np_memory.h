@@ -5,8 +5,11 @@
  * libnuma reports a process's memory).  Counted in 4 KiB pages: a huge page
  * counts as the 4 KiB pages it holds.  The process's own memory is that of
  * its anonymous mappings (the Java heap, thread stacks, malloc, metaspace,
- * the code cache; anonymous huge pages too): what a placement puts
- * somewhere.  The pages of files it maps (libjvm.so, the CDS archive, jars)
+ * the code cache; anonymous huge pages too) and of its memfds (ZGC's heap
+ * is one, /memfd:java_heap): what a placement puts somewhere.  numa_maps
+ * counts a page in each mapping whose page table holds it, so a page of
+ * a memfd mapped more than once (JDK 17's ZGC maps its heap three times)
+ * counts once for each mapping it was touched through.  The pages of files it maps (libjvm.so, the CDS archive, jars)
  * are the page cache's, shared with every process mapping them, and stay
  * on the node where they were first read.
  *

@@ -273,4 +273,24 @@ class WholeJvmTest {
                 + "\\(.memory.mem_local)\"", report), ctx);
         assertEquals(List.of(s.get("mem_pages").substring(2)), ReportTest.jq(".memory.mem_pages[\"0\"]", report), ctx);
     }
+
+    /**
+     * The summary counts the heap under every collector: 96 MiB kept live
+     * are at least 96 MiB of the process's own pages, ZGC's heap (a memfd,
+     * /memfd:java_heap) as much as G1's, Parallel's and Shenandoah's
+     * (anonymous memory).
+     */
+    @Test
+    void theSummaryCountsTheHeapUnderEveryCollector() throws Exception {
+        for (String gc : List.of("-XX:+UseG1GC", "-XX:+UseParallelGC", "-XX:+UseZGC", "-XX:+UseShenandoahGC")) {
+            ChildResult r = Launch.program("Heap", "96").gc(gc).jvmArg("-Xms256m", "-Xmx256m")
+                    .options("group=0,groups=1").run().assertExit(0);
+            String ctx = gc + "\n" + r.describe();
+            long pages = 0;
+            for (String n : Lines.summary(r).get("mem_pages").split(",")) {
+                pages += Long.parseLong(n.substring(n.indexOf(':') + 1));
+            }
+            assertTrue(pages * 4 >= 96 * 1024, pages + " pages of 4 KiB for 96 MiB kept live\n" + ctx);
+        }
+    }
 }
