@@ -48,6 +48,15 @@ public final class Self {
         return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
     }
 
+    /**
+     * A /proc file as text: the kernel cuts a thread's name at 15 bytes,
+     * maybe inside a character, which Files.readString refuses; a cut
+     * character reads as U+FFFD here.
+     */
+    static String text(Path p) throws IOException {
+        return new String(Files.readAllBytes(p), StandardCharsets.UTF_8);
+    }
+
     static String field(String status, String key) {
         for (String line : status.split("\n")) {
             if (line.startsWith(key + ":")) {
@@ -60,9 +69,9 @@ public final class Self {
     /** The calling thread's OS id and allowed CPUs (no memory policy: cheap). */
     public static Where cpus() {
         try {
-            String stat = Files.readString(Path.of("/proc/thread-self/stat"));
+            String stat = text(Path.of("/proc/thread-self/stat"));
             long tid = Long.parseLong(stat.substring(0, stat.indexOf(' ')));
-            String status = Files.readString(Path.of("/proc/thread-self/status"));
+            String status = text(Path.of("/proc/thread-self/status"));
             String cpus = field(status, "Cpus_allowed_list");
             if (cpus.equals("?")) {
                 throw new IllegalStateException("no Cpus_allowed_list in /proc/thread-self/status");
@@ -102,7 +111,7 @@ public final class Self {
             for (Path t : ds) {
                 String status;
                 try {
-                    status = Files.readString(t.resolve("status"));
+                    status = text(t.resolve("status"));
                 } catch (NoSuchFileException gone) {
                     continue;
                 }
