@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "attach.h"
+#include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -240,42 +241,20 @@ int np_attach_dump(pid_t pid, char **out, size_t *len, char *err, size_t errlen)
         close(fd);
         return -1;
     }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    for (;;) {
-        if (buf == NULL)
-            break;
-        if (n == cap) {
-            char *bigger = cap < NP_ATTACH_MAX_BYTES ? realloc(buf, 2 * cap + 1) : NULL;
-            if (bigger == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        ssize_t got = read(fd, buf + n, cap - n);
-        if (got == 0)
-            break;
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            snprintf(err, errlen, "reading %s: %s", sa.sun_path,
-                     errno == EAGAIN ? "no answer in time" : strerror(errno));
-            free(buf);
-            close(fd);
-            return -1;
-        }
-        n += (size_t)got;
-    }
+    char *buf;
+    size_t n;
+    int rc = cli_read_fd(fd, 0, NP_ATTACH_MAX_BYTES, &buf, &n);
+    int e = errno;
     close(fd);
-    if (buf == NULL) {
-        snprintf(err, errlen, "the thread dump is larger than %d MiB or memory ran out",
-                 NP_ATTACH_MAX_BYTES >> 20);
+    if (rc != 0) {
+        if (e == EFBIG || e == ENOMEM)
+            snprintf(err, errlen, "the thread dump is larger than %d MiB or memory ran out",
+                     NP_ATTACH_MAX_BYTES >> 20);
+        else
+            snprintf(err, errlen, "reading %s: %s", sa.sun_path,
+                     e == EAGAIN ? "no answer in time" : strerror(e));
         return -1;
     }
-    buf[n] = '\0';
     char *body = memchr(buf, '\n', n);
     if (body == NULL || strncmp(buf, "0\n", 2) != 0) {
         snprintf(err, errlen, "the JVM refused the thread dump (status %.*s)",

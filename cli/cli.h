@@ -116,6 +116,13 @@ int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenie
  * the folder DIR does not exist"), nothing left behind. */
 int cli_write_file(const char *path, const char *data, size_t len, char *err, size_t errlen);
 
+/* Reads fd to its end, in blocks, into a new buffer (free()),
+ * NUL-terminated: *buf and *len.  `hint` is the size expected (0 when
+ * unknown: /proc files, sockets), `limit` the most taken.  Returns 0, or
+ * -1 with errno: EFBIG past limit, ENOMEM, or read(2)'s (EAGAIN when a
+ * socket's time limit ran out). */
+int cli_read_fd(int fd, size_t hint, size_t limit, char **buf, size_t *len);
+
 /* Refuses to write `out` over the input `in`: the same file by device and
  * inode, whether named by the same path, a hard link or a symbolic link.
  * Returns 0 when out names no file yet, or another file than in (or in

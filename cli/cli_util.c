@@ -175,6 +175,55 @@ int cli_not_input(const char *out, const char *in, char *err, size_t errlen)
     return -1;
 }
 
+int cli_read_fd(int fd, size_t hint, size_t limit, char **buf, size_t *len)
+{
+    size_t cap = (hint > 0 && hint < limit ? hint : 8192) + 1, n = 0;
+    char *b = malloc(cap);
+    *buf = NULL;
+    *len = 0;
+    for (;;) {
+        if (b == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+        if (n + 1 == cap) {
+            if (n > limit) {
+                free(b);
+                errno = EFBIG;
+                return -1;
+            }
+            size_t ncap = cap * 2 > limit + 2 ? limit + 2 : cap * 2;
+            char *m = realloc(b, ncap);
+            if (m == NULL)
+                free(b);
+            b = m;
+            cap = ncap;
+            continue;
+        }
+        ssize_t r = read(fd, b + n, cap - n - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(b);
+            errno = e;
+            return -1;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    if (n > limit) {
+        free(b);
+        errno = EFBIG;
+        return -1;
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
 /* Appends what fd has now to *buf; 0 at end of file, 1 more to come, -1
  * out of memory. */
 static int take(int fd, char **buf, size_t *len, size_t *cap)

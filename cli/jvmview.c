@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "np_cpulist.h"
 #include "np_domains.h"
 
@@ -18,36 +19,10 @@ static char *slurp(const char *path, size_t *len)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
-    size_t cap = 8192, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL) {
-        if (n + 1 >= cap) {
-            char *m = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-            if (m == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = m;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            free(buf);
-            buf = NULL;
-        }
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
+    char *buf;
+    int rc = cli_read_fd(fd, 0, 64u << 20, &buf, len);
     close(fd);
-    if (buf != NULL) {
-        buf[n] = '\0';
-        *len = n;
-    }
-    return buf;
+    return rc == 0 ? buf : NULL;
 }
 
 /* One argument: the options of numapin's agent when it is one. */

@@ -58,54 +58,6 @@ struct run {
 #define REPORT_FIRST 1
 #define REPORT_LAST 2
 
-/* The whole of fd (a regular file of `size` bytes when opened) into a new
- * buffer, in blocks; at most REPORT_MAX bytes.  Returns 0 with *buf (free())
- * and *len; -1 with errno, EFBIG when the file grew past the limit. */
-static int slurp(int fd, off_t size, char **buf, size_t *len)
-{
-    size_t cap = (size_t)size + 1, n = 0;
-    char *b = malloc(cap);
-    if (b == NULL)
-        return -1;
-    for (;;) {
-        if (n == cap) {
-            if (cap > REPORT_MAX) {
-                free(b);
-                errno = EFBIG;
-                return -1;
-            }
-            size_t ncap = cap * 2 > (size_t)REPORT_MAX + 1 ? (size_t)REPORT_MAX + 1 : cap * 2;
-            char *m = realloc(b, ncap);
-            if (m == NULL) {
-                free(b);
-                return -1;
-            }
-            b = m;
-            cap = ncap;
-        }
-        ssize_t r = read(fd, b + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int e = errno;
-            free(b);
-            errno = e;
-            return -1;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    if (n > REPORT_MAX) {
-        free(b);
-        errno = EFBIG;
-        return -1;
-    }
-    *buf = b;
-    *len = n;
-    return 0;
-}
-
 /* The types a field may have. */
 enum { T_OBJECT = 1, T_ARRAY = 2, T_STRING = 4, T_INTEGER = 8, T_BOOL = 16, T_NULL = 32 };
 
@@ -308,7 +260,8 @@ static int load(struct run *r, char *err, size_t errlen)
     }
     char *text = NULL;
     size_t len = 0;
-    if (st.st_size > (off_t)REPORT_MAX || slurp(fd, st.st_size, &text, &len) != 0) {
+    if (st.st_size > (off_t)REPORT_MAX ||
+        cli_read_fd(fd, (size_t)st.st_size, REPORT_MAX, &text, &len) != 0) {
         if (st.st_size > (off_t)REPORT_MAX || errno == EFBIG)
             snprintf(err, errlen, "%s is too big for a numapin report: %s%lld bytes, and a report "
                                   "has at most %u MiB (%u bytes; docs/view.md)", path,
