@@ -1,12 +1,15 @@
 /* `numapin check PID`: where the threads of a running process may run and
  * last ran, by name, and where its memory is (inspect.c).
  *
- * Java names come from the JVM's own thread dump, `jcmd PID Thread.print`
- * (--jcmd PATH, else the jcmd beside the process's java, else
- * /usr/bin/jcmd): a thread dump stops the JVM at a safepoint for a moment,
- * as jcmd always does.  jcmd is run only on a process known to be a
- * HotSpot JVM ready for attach (attach.c), since its handshake signals
- * the process.  --kernel-names reads only /proc, touching nothing. */
+ * Java names come from the JVM's own thread dump: read from its attach
+ * listener when that runs already (attach.c: the JVM's bytes, names in
+ * its modified UTF-8), else from `jcmd PID Thread.print` (--jcmd PATH,
+ * else the jcmd beside the process's java, else /usr/bin/jcmd), whose
+ * handshake starts the listener.  A thread dump stops the JVM at a
+ * safepoint for a moment, as jcmd always does.  Either is asked only of a
+ * process known to be a HotSpot JVM ready for attach (attach.c), since
+ * jcmd's handshake signals the process.  --kernel-names reads only /proc,
+ * touching nothing. */
 #define _GNU_SOURCE
 #include "cli.h"
 
