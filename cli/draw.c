@@ -161,12 +161,7 @@ int cli_draw_group(struct cli_draw *d, int group, hwloc_const_bitmap_t cpus,
     return 0;
 }
 
-/* `text` as the picture shows it: written out as np_text_shown does,
- * then escaped for XML; when that is longer than maxchars characters, cut
- * before the first character of `text` whose form goes past them (never
- * inside a "\u202e"), then "...".  Newly allocated, NULL when memory runs
- * out. */
-static char *svg_text(const char *text, size_t maxchars)
+char *cli_shown_markup(const char *text, size_t maxchars)
 {
     size_t used = 0, chars = 0;
     while (text[used] != '\0') {
@@ -222,7 +217,7 @@ static size_t columns(unsigned cp)
     return 1;
 }
 
-/* The columns of svg_text's output as it is seen: an entity is one. */
+/* The columns of cli_shown_markup's output as it is seen: an entity is one. */
 static size_t width_of(const char *s)
 {
     size_t w = 0;
@@ -267,7 +262,7 @@ static hwloc_obj_t misc(struct cli_draw *d, hwloc_obj_t parent, const char *text
     if (m == NULL)
         return NULL;
     d->texts = m;
-    char *safe = svg_text(text, maxchars);
+    char *safe = cli_shown_markup(text, maxchars);
     char *name = safe != NULL ? placeholder(d->ntexts, width_of(safe)) : NULL;
     hwloc_obj_t o = name != NULL ? hwloc_topology_insert_misc_object(d->topo, parent, name) : NULL;
     free(name);
@@ -363,7 +358,7 @@ int cli_draw_legend(struct cli_draw *d, const char *text)
     if (m == NULL)
         return -1;
     d->legend = m;
-    if ((m[d->nlegend] = svg_text(text, 300)) == NULL)
+    if ((m[d->nlegend] = cli_shown_markup(text, 300)) == NULL)
         return -1;
     d->nlegend++;
     return 0;

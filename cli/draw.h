@@ -108,4 +108,11 @@ int cli_draw_write(struct cli_draw *d, const char *path, char *err, size_t errle
  * UTF-8 as '?', at most `maxchars` characters (then "...").  Returns out. */
 char *cli_markup_text(char *out, size_t len, const char *in, size_t maxchars);
 
+/* `text` as a picture or the page shows it: written out as np_text_shown
+ * does, then escaped as cli_markup_text does; when that is longer than
+ * maxchars characters, cut before the first character of `text` whose
+ * form goes past them (never inside a "\u202e"), then "...".  Newly
+ * allocated, NULL when memory runs out. */
+char *cli_shown_markup(const char *text, size_t maxchars);
+
 #endif

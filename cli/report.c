@@ -333,13 +333,14 @@ static const char *colour(int group)
 
 /* Text from a report as a person reads it: the characters that change how
  * other text looks (controls, bidirectional overrides, zero-width ones)
- * written out as \uXXXX (np_text_shown), then HTML-escaped, at most 1,000
- * characters (then "..."). */
+ * written out as \uXXXX, then HTML-escaped, at most 1,000 characters (then
+ * "...", never inside a written-out character): cli_shown_markup. */
 static void esc(FILE *f, const char *s)
 {
-    char shown[8192], buf[8192];
-    np_text_shown(shown, sizeof shown, s != NULL ? s : "");
-    fputs(cli_markup_text(buf, sizeof buf, shown, 1000), f);
+    char *m = cli_shown_markup(s != NULL ? s : "", 1000);
+    if (m != NULL)
+        fputs(m, f);
+    free(m);
 }
 
 /* Any JSON value as text: strings as they are, null as a dash, an object

@@ -271,6 +271,21 @@ START_TEST(names_shown_with_format_characters_written_out)
     ck_assert_ptr_null(strstr(page, "\xe2\x80\x8b")); /* U+200B itself */
     ck_assert_ptr_null(strstr(page, "<b>\\u200b"));
     free(page);
+    /* A name cut at 1,000 characters is cut before a written-out
+     * character that would go past them, never inside it. */
+    char name[1100];
+    memset(name, 'a', 996);
+    strcpy(name + 996, "\\u202ez");
+    write_report_v(r0, 2, 0, "0-1", name, "[]");
+    ck_assert_msg(report(args, &err) == 0, "%s", err);
+    free(err);
+    page = t_read_file(html, NULL);
+    char want[1100];
+    memset(want, 'a', 996);
+    strcpy(want + 996, "...<");
+    ck_assert_ptr_nonnull(strstr(page, want));
+    ck_assert_ptr_null(strstr(page, "aaaa\\u20"));
+    free(page);
     t_rmdir(dir);
 }
 END_TEST
