@@ -101,7 +101,7 @@ test-numa: all
 	bash tests/qemu/run.sh
 
 # The heap scenarios of test-numa alone, then docs/heap.md's table from them.
-HEAP_SCENARIOS := n2-heap,n2-heap-usenuma,n3-heap,n3-heap-attach
+HEAP_SCENARIOS := n2-heap,n2-heap-usenuma,n3-heap,n3-heap-attach,h3-large-pages,h3-thp,h3-collectors
 .PHONY: heap-doc
 heap-doc: all
 	NUMAPIN_QEMU_ONLY=$(HEAP_SCENARIOS) bash tests/qemu/run.sh

@@ -11,6 +11,7 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import numapin.tierbench.PageNodes;
 
 /**
  * Where the Java heap is, page by page: runs inside the QEMU guest, builds
@@ -28,8 +29,14 @@ import java.util.regex.Pattern;
  * mapped into it (the CDS archive's heap objects, the page cache's pages,
  * shared with every JVM using the archive: counted apart, as file_pages).
  *
+ * ZGC has no such line: with heap=memfd the heap is every mapping of its
+ * memfd, /memfd:java_heap (JDK 17 maps it three times: each page is
+ * counted once, by its frame).
+ *
  * Arguments are key=value:
- *   coops=FILE   the -Xlog file holding the heap's address (required)
+ *   coops=FILE   the -Xlog file holding the heap's address (required
+ *                unless heap=memfd)
+ *   heap=memfd   the heap is ZGC's memfd
  *   nodes=LIST   the node(s) the heap should be on, for the share (required)
  *   mib=N        long-lived data to build (default 24)
  *   ready=FILE   after the first count, create FILE and wait for
@@ -37,7 +44,12 @@ import java.util.regex.Pattern;
  *                heap before and after something else acted (a late attach)
  *
  * Prints "heap phase=P pages=N on_nodes=M share=S by_node=N0=..,N1=.. file_pages=F" for
- * each count (P is "end", or "before" and "after"), and "heap: PASS" unless
+ * each count (P is "end", or "before" and "after"), then "own phase=P
+ * pages=N by_node=.. huge_pages=H huge_by_node=.." for all the process's
+ * own memory as numapin counts it (anonymous, memfd, hugetlbfs, SysV shared
+ * memory), H of it in hugetlbfs pages, every page once, in 4 KiB pages,
+ * and thp_kib=T, the transparent huge pages among it (smaps' AnonHugePages);
+ * and "heap: PASS" unless
  * the heap's range could not be found or holds no resident page. The share
  * is judged by the scenario, not here: the probe also runs without numapin.
  */
@@ -82,59 +94,168 @@ public final class HeapProbe {
         return null;
     }
 
-    /**
-     * The parts of [lo, lo+len) that the heap's own memory maps: not the
-     * files mapped into it (the CDS archive's heap objects, whose pages are
-     * the page cache's, shared with every JVM using the archive).
-     * Returns {start, length} pairs; adds the file pages' count to files[0].
-     */
-    static List<long[]> ownParts(long lo, long len, long[] files) throws IOException {
-        List<long[]> parts = new ArrayList<>();
-        long hi = lo + len;
-        for (String line : Files.readAllLines(Paths.get("/proc/self/maps"))) {
-            String[] f = line.trim().split("\\s+");
-            long a = Long.parseUnsignedLong(f[0].substring(0, f[0].indexOf('-')), 16);
-            long b = Long.parseUnsignedLong(f[0].substring(f[0].indexOf('-') + 1), 16);
-            long s = Math.max(a, lo);
-            long e = Math.min(b, hi);
-            if (s >= e) {
-                continue;
-            }
-            if (f.length > 5 && f[5].startsWith("/")) {
-                for (Map.Entry<Integer, Integer> n : NumaProbe.pageNodes(s, e - s).entrySet()) {
-                    files[0] += n.getKey() >= 0 ? n.getValue() : 0;
-                }
-            } else {
-                parts.add(new long[] {s, e - s});
+    /** One mapping of /proc/self/smaps: its range, file, page size and transparent huge pages. */
+    static final class Mapping {
+        final long start;
+        final long end;
+        final String path;
+        long pageKib = 4;
+        long thpKib;
+
+        Mapping(long start, long end, String path) {
+            this.start = start;
+            this.end = end;
+            this.path = path;
+        }
+
+        /**
+         * The process's own memory, as numapin counts it: no file, or the
+         * kernel's names for anonymous huge pages, memfds (ZGC's heap) and
+         * SysV shared memory; not a file of a file system.
+         */
+        boolean own() {
+            return path.isEmpty() || path.startsWith("[heap]") || path.startsWith("[stack") || path.startsWith("[anon:")
+                    || path.startsWith("/anon_hugepage") || path.startsWith("/memfd:") || path.startsWith("/SYSV");
+        }
+    }
+
+    static long kib(String smapsLine) {
+        return Long.parseLong(smapsLine.replaceAll("[^0-9]", ""));
+    }
+
+    static List<Mapping> mappings() throws IOException {
+        List<Mapping> out = new ArrayList<>();
+        Mapping m = null;
+        for (String line : Files.readAllLines(Paths.get("/proc/self/smaps"))) {
+            int dash = line.indexOf('-');
+            int sp = line.indexOf(' ');
+            if (dash > 0 && sp > dash && line.substring(0, dash).matches("[0-9a-f]+")) {
+                String[] f = line.trim().split("\\s+", 6);
+                m = new Mapping(Long.parseUnsignedLong(line.substring(0, dash), 16),
+                        Long.parseUnsignedLong(line.substring(dash + 1, sp), 16), f.length > 5 ? f[5] : "");
+                out.add(m);
+            } else if (m != null && line.startsWith("KernelPageSize:")) {
+                m.pageKib = kib(line);
+            } else if (m != null && line.startsWith("AnonHugePages:")) {
+                m.thpKib = kib(line);
             }
         }
-        return parts;
+        return out;
+    }
+
+    /** Frames gathered, each counted once however many times it is mapped. */
+    static final class Frames {
+        long[] pfn = new long[1 << 16];
+        int n;
+        boolean hidden;
+
+        void add(long f) {
+            if (f == 0) {
+                hidden = true;
+                return;
+            }
+            if (n == pfn.length) {
+                pfn = java.util.Arrays.copyOf(pfn, n * 2);
+            }
+            pfn[n++] = f;
+        }
+
+        void addRange(long lo, long hi) throws IOException {
+            if (hi > lo) {
+                PageNodes.frames(lo, hi - lo, this::add);
+            }
+        }
+
+        /** Node -> distinct pages. */
+        TreeMap<Integer, Integer> byNode() {
+            long[] a = java.util.Arrays.copyOf(pfn, n);
+            java.util.Arrays.sort(a);
+            TreeMap<Integer, Integer> h = new TreeMap<>();
+            for (int i = 0; i < a.length; i++) {
+                if (i == 0 || a[i] != a[i - 1]) {
+                    h.merge(NumaProbe.topo.nodeOfFrame(a[i]), 1, Integer::sum);
+                }
+            }
+            if (hidden) {
+                throw new IllegalStateException("page frames are hidden: the probe must run as root");
+            }
+            return h;
+        }
+    }
+
+    static String byNode(Map<Integer, Integer> h) {
+        StringBuilder by = new StringBuilder();
+        h.forEach((k, v) -> by.append(by.length() == 0 ? "" : ",").append(k >= 0 ? "N" + k : "unknown").append('=').append(v));
+        return by.length() == 0 ? "none" : by.toString();
+    }
+
+    static long total(Map<Integer, Integer> h) {
+        long t = 0;
+        for (int v : h.values()) {
+            t += v;
+        }
+        return t;
+    }
+
+    /**
+     * The heap's pages: with range, the process's own memory inside it (the
+     * files mapped into it, the CDS archive's heap objects, counted apart in
+     * files); without, every mapping of ZGC's heap memfd (/memfd:java_heap,
+     * which JDK 17 maps three times over).
+     */
+    static Frames heapFrames(List<Mapping> maps, long[] range, Frames files) throws IOException {
+        Frames heap = new Frames();
+        for (Mapping m : maps) {
+            if (range == null) {
+                if (m.path.startsWith("/memfd:java_heap")) {
+                    heap.addRange(m.start, m.end);
+                }
+                continue;
+            }
+            long s = Math.max(m.start, range[0]);
+            long e = Math.min(m.end, range[0] + range[1]);
+            if (s < e) {
+                (m.own() ? heap : files).addRange(s, e);
+            }
+        }
+        return heap;
     }
 
     static void count(String phase, long[] range, BitSet want) throws IOException {
-        long[] files = {0};
-        TreeMap<Integer, Integer> pages = new TreeMap<>();
-        for (long[] part : ownParts(range[0], range[1], files)) {
-            NumaProbe.pageNodes(part[0], part[1]).forEach((n, c) -> pages.merge(n, c, Integer::sum));
-        }
-        long resident = 0;
+        List<Mapping> maps = mappings();
+        Frames files = new Frames();
+        TreeMap<Integer, Integer> pages = heapFrames(maps, range, files).byNode();
+        long resident = total(pages);
         long on = 0;
-        StringBuilder by = new StringBuilder();
         for (Map.Entry<Integer, Integer> e : pages.entrySet()) {
-            if (e.getKey() < 0) {
-                continue;
-            }
-            resident += e.getValue();
-            if (want.get(e.getKey())) {
+            if (e.getKey() >= 0 && want.get(e.getKey())) {
                 on += e.getValue();
             }
-            by.append(by.length() == 0 ? "" : ",").append('N').append(e.getKey()).append('=').append(e.getValue());
         }
         System.out.printf("heap phase=%s pages=%d on_nodes=%d share=%.4f by_node=%s file_pages=%d%n", phase, resident,
-                on, resident > 0 ? (double) on / resident : 0.0, by.length() == 0 ? "none" : by, files[0]);
+                on, resident > 0 ? (double) on / resident : 0.0, byNode(pages), total(files.byNode()));
+        // Everything numapin counts as the process's own memory, and the
+        // part of it in huge pages (hugetlbfs), for comparing with numapin's
+        // own figures.
+        Frames own = new Frames();
+        Frames huge = new Frames();
+        long thp = 0;
+        for (Mapping m : maps) {
+            if (m.own()) {
+                own.addRange(m.start, m.end);
+                if (m.pageKib > 4) {
+                    huge.addRange(m.start, m.end);
+                }
+                thp += m.thpKib;
+            }
+        }
+        TreeMap<Integer, Integer> o = own.byNode();
+        TreeMap<Integer, Integer> h = huge.byNode();
+        System.out.printf("own phase=%s pages=%d by_node=%s huge_pages=%d huge_by_node=%s thp_kib=%d%n", phase, total(o),
+                byNode(o), total(h), byNode(h), thp);
         System.out.flush();
         if (resident == 0) {
-            throw new IllegalStateException("no resident page in the heap's range");
+            throw new IllegalStateException("no resident page in the heap");
         }
     }
 
@@ -160,12 +281,17 @@ public final class HeapProbe {
         System.gc();
         System.gc();
 
-        long[] range = heapRange(Paths.get(arg(a, "coops")));
-        if (range == null) {
+        boolean memfd = "memfd".equals(a.get("heap"));
+        long[] range = memfd ? null : heapRange(Paths.get(arg(a, "coops")));
+        if (memfd) {
+            System.out.println("heap: the mappings of /memfd:java_heap");
+        } else if (range == null) {
             System.out.println("heap: FAIL (no \"Heap address\" line in " + a.get("coops") + ")");
             System.exit(1);
         }
-        System.out.printf("heap range=0x%x+%d MiB kept=%d arrays%n", range[0], range[1] >> 20, kept.size());
+        if (range != null) {
+            System.out.printf("heap range=0x%x+%d MiB kept=%d arrays%n", range[0], range[1] >> 20, kept.size());
+        }
         if (a.containsKey("ready")) {
             count("before", range, want);
             Files.write(Paths.get(a.get("ready")), new byte[0]);
@@ -176,6 +302,12 @@ public final class HeapProbe {
             }
             count("after", range, want);
         } else {
+            // Counting allocates (the maps it reads, the frames it sorts):
+            // a first count touches the young generation's pages that the
+            // second's garbage reuses after a collection, so the second
+            // count is what the process holds until it exits.
+            count("warm", range, want);
+            System.gc();
             count("end", range, want);
         }
         System.out.println("heap: PASS");

@@ -18,7 +18,7 @@
 #                           2 or more CPUs, else 1)
 #   NUMAPIN_AGENT, NUMAPIN_CLI  the agent and tool (default build/libnumapin.so,
 #                           build/numapin)
-#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 480, 720 for n3)
+#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 600 for n2, 720 for n3, 1500 for h3)
 #   JAVA17_HOME             JDK 17 whose jlink builds the guest's runtime
 #   JAVA25_HOME             JDK 25 whose jlink builds a second runtime, for the
 #                           machines that run scenarios on it too (n2); default
@@ -44,7 +44,7 @@ fi
 JDK_MODULES=java.base,jdk.unsupported,jdk.jcmd,jdk.attach
 
 # Machines: name, QEMU topology, memory per node, distances, scenarios, timeout (s).
-MACHINES="n2 n3"
+MACHINES="h3 n2 n3"
 n2_smp="4,sockets=2,cores=2,threads=1"
 n2_nodes="0-1 2-3"
 n2_mem_mb=1024
@@ -58,6 +58,17 @@ n3_mem_mb=1024
 n3_dist="0,1,21 1,2,21 0,2,31"
 n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline n3-multijvm n3-heap n3-heap-attach n3-java-flags"
 n3_timeout=720
+# h3: n3 with 2 GiB a node and a 1 GiB huge page reserved at boot on node 1,
+# for the heaps benchmark engineers tune (huge pages, THP, ZGC, Shenandoah)
+h3_smp=$n3_smp
+h3_nodes=$n3_nodes
+h3_mem_mb=2048
+h3_dist=$n3_dist
+h3_scenarios="h3-large-pages h3-thp h3-collectors"
+h3_timeout=1500
+h3_jdk25=1
+h3_append="hugepagesz=1G hugepages=1:1"
+h3_plans=none # its scenarios compare no plan: no captured topology, no transcripts
 
 CAPTURE=
 case ${1:-} in
@@ -245,6 +256,8 @@ cp "$HERE/scenarios.sh" "$R/scenarios.sh"
 mkdir -p "$R/expected"
 if [ -z "$CAPTURE" ]; then
     for m in $MACHINES; do
+        p=${m}_plans
+        [ "${!p:-}" != none ] || continue
         ls "$TRANSCRIPTS/qemu-$m".* >/dev/null 2>&1 ||
             die "no transcripts of qemu-$m in ${TRANSCRIPTS#"$ROOT"/}: capture the machine (bash tests/qemu/run.sh --capture-topologies), then make test-unit REGEN=1"
         cp "$TRANSCRIPTS/qemu-$m".* "$R/expected/"
@@ -311,7 +324,8 @@ fi
 selected() { # scenarios of machine $1, filtered by NUMAPIN_QEMU_ONLY
     local v="${1}_scenarios" s out=
     if [ -n "$CAPTURE" ]; then
-        echo capture-topology
+        local p=${1}_plans
+        [ "${!p:-}" = none ] || echo capture-topology
         return
     fi
     for s in ${!v}; do
@@ -321,8 +335,8 @@ selected() { # scenarios of machine $1, filtered by NUMAPIN_QEMU_ONLY
 }
 
 boot() { # boot MACHINE: runs its scenarios, console to $B/logs/MACHINE.console
-    local m=$1 smp nodes mem dist scen tmo args=() i=0 cpus d s t v rc=0 j25 initrd=$B/initramfs.cpio
-    smp=${m}_smp nodes=${m}_nodes mem=${m}_mem_mb dist=${m}_dist tmo=${m}_timeout j25=${m}_jdk25
+    local m=$1 smp nodes mem dist scen tmo args=() i=0 cpus d s t v rc=0 j25 app initrd=$B/initramfs.cpio
+    smp=${m}_smp nodes=${m}_nodes mem=${m}_mem_mb dist=${m}_dist tmo=${m}_timeout j25=${m}_jdk25 app=${m}_append
     if [ -n "${!j25:-}" ] && [ -f "$B/initramfs-jdk25.cpio" ]; then initrd=$B/initramfs-jdk25.cpio; fi
     scen=$(selected "$m")
     for cpus in ${!nodes}; do
@@ -339,7 +353,7 @@ boot() { # boot MACHINE: runs its scenarios, console to $B/logs/MACHINE.console
         -accel tcg,thread=single -machine q35 -cpu max -smp "${!smp}" -m $((i * ${!mem}))M \
         "${args[@]}" \
         -kernel "$VMLINUX" -initrd "$initrd" \
-        -append "console=ttyS0 panic=-1 transparent_hugepage=never quiet loglevel=3 numapin.machine=$m numapin.scenarios=$scen" \
+        -append "console=ttyS0 panic=-1 transparent_hugepage=never quiet loglevel=3 ${!app:-} numapin.machine=$m numapin.scenarios=$scen" \
         -display none -nodefaults -no-reboot -serial "file:$B/logs/$m.console" \
         >"$B/logs/$m.qemu" 2>&1 || rc=$?
     echo "$rc" >"$B/logs/$m.rc"
@@ -365,6 +379,8 @@ wait || true
 if [ -n "$CAPTURE" ]; then
     rc=0
     for m in $MACHINES; do
+        p=${m}_plans
+        [ "${!p:-}" != none ] || continue
         tr -d '\r' <"$B/logs/$m.console" >"$B/logs/$m.console.txt" 2>/dev/null || true
         xml=$TOPOLOGIES/qemu-$m.xml
         sed -n '/^@@@ XML BEGIN$/,/^@@@ XML END$/p' "$B/logs/$m.console.txt" | sed '1d;$d' >"$xml.tmp"
@@ -432,7 +448,7 @@ done
 
 # The heap scenarios' rows, as docs/heap.md shows them (tests/qemu/heap-doc.sh
 # puts them there).
-heap_rows=$(for m in n2 n3; do
+heap_rows=$(for m in n2 n3 h3; do
     [ -f "$B/logs/$m.console.txt" ] && grep -a '^heaptable: ' "$B/logs/$m.console.txt" | sed 's/^heaptable: //'
 done || true)
 attach_rows=$(grep -ah '^heaptable-attach: ' "$B"/logs/*.console.txt 2>/dev/null | sed 's/^heaptable-attach: //' || true)
@@ -443,8 +459,8 @@ if [ -n "$heap_rows" ]; then
         echo "$heap_rows"
         if [ -n "$attach_rows" ]; then
             echo
-            echo "| late attach (n3, G1, group 1) | before | after | pages moved | ms |"
-            echo "|---|---:|---:|---:|---:|"
+            echo "| late attach (group 1 of 3) | JDK | collector | before | after | pages moved | ms |"
+            echo "|---|---:|---|---:|---:|---:|---:|"
             echo "$attach_rows" | sed 's/^/| jcmd JVMTI.agent_load /'
         fi
         echo

@@ -963,30 +963,57 @@ heap_at_least_99() {
 # numactl on NODE ($HEAP_NUMAPIN_ONLY=1: numapin's only); numapin's must be
 # at least 99% on NODE.  Prints a row of docs/heap.md's table
 # ("heaptable: | ... |").
+# $HEAP_TAG names the row's runs (default "-numa" with $HEAP_FLAGS);
+# $HEAP_LABEL is its flags column (default $HEAP_FLAGS); $HEAP_PROBE is
+# more of HeapProbe's arguments; with $HEAP_SHORT=1 numapin's share is only
+# shown, not judged (a huge page pool too short for the heap, where the
+# warning is what the scenario checks).
 heap_row() {
     m=$1 gc=$2 pt=$3 g=$4 n=$5 extra=${6:-}
-    t=heap-$gc-pt$pt-g$g${HEAP_FLAGS:+-numa}${HEAP_JDK#/jdk}
+    t=heap-$gc-pt$pt-g$g${HEAP_TAG:-${HEAP_FLAGS:+-numa}}${HEAP_JDK#/jdk}
     a=-
     c=-
     if [ -z "${HEAP_NUMAPIN_ONLY:-}" ]; then
-        heap_run "$t-none" "$gc" "$pt" none "$n"
+        # shellcheck disable=SC2086 # $HEAP_PROBE is a list of arguments
+        heap_run "$t-none" "$gc" "$pt" none "$n" $HEAP_PROBE
         a=$(pct "$share")
     fi
-    heap_run "$t-numapin" "$gc" "$pt" "numapin:group=$g$extra" "$n"
+    # shellcheck disable=SC2086
+    heap_run "$t-numapin" "$gc" "$pt" "numapin:group=$g$extra" "$n" $HEAP_PROBE
     b=$(pct "$share")
-    heap_at_least_99 "$t-numapin" "$n"
-    if grep -q "\]\[info\]\[numapin\] summary .* mem_pages=[0-9]*:[0-9].* mem_local=[0-9.]*%$" "/tmp/$t-numapin.log"; then
-        ok "$t-numapin: the summary gives mem_pages= and mem_local="
-    else
-        fail "$t-numapin: the summary has no mem_pages= and mem_local="
-    fi
+    [ -n "${HEAP_SHORT:-}" ] || heap_at_least_99 "$t-numapin" "$n"
+    summary_agrees "$t-numapin"
     if [ -z "${HEAP_NUMAPIN_ONLY:-}" ]; then
-        heap_run "$t-numactl" "$gc" "$pt" "numactl:$n" "$n"
+        # shellcheck disable=SC2086
+        heap_run "$t-numactl" "$gc" "$pt" "numactl:$n" "$n" $HEAP_PROBE
         c=$(pct "$share")
     fi
     jdk=17
     [ "$HEAP_JDK" = /jdk25 ] && jdk=25
-    echo "heaptable: | $m | $jdk | $gc | $pt | ${HEAP_FLAGS:--} | $g | $a | $b | $c |"
+    gcname=$gc
+    [ "$gc" = Z ] && gcname=ZGC
+    echo "heaptable: | $m | $jdk | $gcname | $pt | ${HEAP_LABEL:-${HEAP_FLAGS:--}} | $g | $a | $b | $c |"
+}
+
+# summary_agrees TAG: numapin's summary at exit gives the process's own
+# memory by node (mem_pages=, mem_local=), and its total agrees within 1%
+# with the probe's last count of the same memory page by page (HeapProbe's
+# "own" line: every anonymous, memfd, hugetlbfs and SysV page once)
+summary_agrees() {
+    sl=$(grep '\]\[info\]\[numapin\] summary ' "/tmp/$1.log" 2>/dev/null | tail -1)
+    if ! echo "$sl" | grep -q " mem_pages=[0-9]*:[0-9].* mem_local=[0-9.]*%"; then
+        fail "$1: the summary has no mem_pages= and mem_local=: $sl"
+        return
+    fi
+    mine=$(kv "$sl" mem_pages | tr ',' '\n' | awk -F: '{ t += $2 } END { print t + 0 }')
+    own=$(grep '^own phase=' "/tmp/$1.out" | tail -1)
+    theirs=$(kv "$own" pages)
+    if [ -n "$theirs" ] && [ "$theirs" -gt 0 ] &&
+        [ "$(awk -v a="$mine" -v b="$theirs" 'BEGIN { d = a - b; if (d < 0) d = -d; print (d * 100 <= b) }')" = 1 ]; then
+        ok "$1: the summary's $mine pages agree with the $theirs counted page by page (within 1%)"
+    else
+        fail "$1: the summary's ${mine:-?} pages against ${theirs:-?} counted page by page: more than 1% apart"
+    fi
 }
 
 # The heap of group 1 with the default options: on 2 nodes, G1, Parallel
@@ -1046,9 +1073,17 @@ scenario_n2_heap_usenuma() {
 # that none of it starts on node 1 by chance, and is let onto every CPU
 # again before the attach (numapin keeps to a JVM's own binding).
 scenario_n3_heap_attach() {
-    t=n3-attach
+    heap_attach n3-attach G1
+    verdict
+}
+
+# heap_attach TAG GC [PROBE_ARGS...]: the late attach above, for GC on
+# $HEAP_JDK; prints its row of the late-attach table
+heap_attach() {
+    t=$1 gc=$2
+    shift 2
     rm -f /tmp/$t.ready /tmp/$t.go /tmp/$t.log
-    HEAP_BG=1 heap_run $t G1 off cpus:0-1 1 ready=/tmp/$t.ready go=/tmp/$t.go
+    HEAP_BG=1 heap_run $t "$gc" off cpus:0-1 1 ready=/tmp/$t.ready go=/tmp/$t.go "$@"
     pid=$heap_pid
     i=0
     while [ ! -e /tmp/$t.ready ] && [ $i -lt 1200 ] && kill -0 $pid 2>/dev/null; do
@@ -1070,13 +1105,128 @@ scenario_n3_heap_attach() {
     else
         fail "$t: before the attach, $(pct "$bshare") of the heap on node 1: the test means nothing"
     fi
-    heap_at_least_99 "$t: after the attach" 1
+    [ -n "${HEAP_ATTACH_LEFT:-}" ] || heap_at_least_99 "$t: after the attach" 1
     has_line $t info "jvm group=1 node=1 cpus=2-3 mem=preferred:1"
     has_line $t info "attach: moved memory pages="
     moved=$(grep 'attach: moved memory pages=' /tmp/$t.log | sed -n 's/.* pages=\([0-9]*\) .*/\1/p')
     if [ "${moved:-0}" -gt 0 ]; then ok "$t: $moved pages moved"; else fail "$t: no page moved"; fi
     no_warning $t
-    echo "heaptable-attach: | $(pct "$bshare") | $(pct "$share") | ${moved:-?} | $(sed -n 's/.* ms=\([0-9]*\) .*/\1/p' /tmp/$t.log) |"
+    jdk=17
+    [ "$HEAP_JDK" = /jdk25 ] && jdk=25
+    gcname=$gc
+    [ "$gc" = Z ] && gcname=ZGC
+    echo "heaptable-attach: | $jdk | $gcname | $(pct "$bshare") | $(pct "$share") | ${moved:-?} | $(sed -n 's/.* ms=\([0-9]*\) .*/\1/p' /tmp/$t.log) |"
+}
+
+# ---- huge pages, transparent huge pages, ZGC and Shenandoah (h3) -------------
+# The machine h3 is n3 with 2 GiB a node and one 1 GiB huge page reserved
+# at boot on node 1 (hugepagesz=1G hugepages=1:1); the 2 MiB pools are set
+# here, per node, for each row.
+
+# huge_pool KIB COUNT: COUNT huge pages of KIB KiB reserved on every node
+# (the 1 GiB pool is the boot's); prints what each node then has free
+huge_pool() {
+    for d in /sys/devices/system/node/node[0-9]*; do
+        echo "$2" >"$d/hugepages/hugepages-$1kB/nr_hugepages"
+    done
+    for d in /sys/devices/system/node/node[0-9]*; do
+        echo "huge pool: ${d##*/} $1 kB: $(cat "$d/hugepages/hugepages-$1kB/nr_hugepages") reserved, $(cat "$d/hugepages/hugepages-$1kB/free_hugepages") free"
+    done
+}
+
+# thp_mode MODE: transparent huge pages' mode (always, madvise, never)
+thp_mode() {
+    echo "$1" >/sys/kernel/mm/transparent_hugepage/enabled
+    echo "transparent_hugepage: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+}
+
+# huge_used TAG: the probe's heap was in hugetlbfs pages (its last "own"
+# count has some), or the row means nothing
+huge_used() {
+    h=$(kv "$(grep '^own phase=' "/tmp/$1.out" | tail -1)" huge_pages)
+    if [ "${h:-0}" -gt 0 ]; then ok "$1: $h of its pages in hugetlbfs pages"; else fail "$1: no hugetlbfs page: the row means nothing"; fi
+}
+
+# thp_used TAG: the same for transparent huge pages
+thp_used() {
+    h=$(kv "$(grep '^own phase=' "/tmp/$1.out" | tail -1)" thp_kib)
+    if [ "${h:-0}" -gt 0 ]; then ok "$1: $h KiB in transparent huge pages"; else fail "$1: no transparent huge page: the row means nothing"; fi
+}
+
+# h3_jdks: the runtimes every h3 row runs on
+h3_jdks() {
+    if have_jdk25; then echo "/jdk /jdk25"; else echo /jdk; fi
+}
+
+# -XX:+UseLargePages (hugetlbfs, 2 MiB pages): the 64 MiB heap takes 32.
+# With 40 free on each node: no warning, the heap on node 1.  With 20: one
+# warning at start-up with the numbers and the fix; under mem=preferred
+# (the default) the rest comes from the other nodes, under mem=bind HotSpot
+# falls back to small pages (its own warning) and the heap is local.  With
+# 1 GiB pages (a 1 GiB heap): the one page reserved on node 1, with numapin
+# only.
+scenario_h3_large_pages() {
+    for HEAP_JDK in $(h3_jdks); do
+        j=${HEAP_JDK#/jdk}
+        HEAP_FLAGS=-XX:+UseLargePages
+        huge_pool 2048 40
+        HEAP_TAG=-lp40 HEAP_LABEL="-XX:+UseLargePages, 2 MiB pages, 40 free a node" heap_row h3 G1 off 1 1
+        huge_used heap-G1-ptoff-g1-lp40$j-numapin
+        no_warning heap-G1-ptoff-g1-lp40$j-numapin
+        huge_pool 2048 20
+        HEAP_SHORT=1 HEAP_TAG=-lp20 HEAP_LABEL="-XX:+UseLargePages, 2 MiB pages, 20 free a node" heap_row h3 G1 off 1 1
+        has_line heap-G1-ptoff-g1-lp20$j-numapin warning "free=20 needed=32 size=2M nodes=1"
+        t=heap-G1-ptoff-g1-lp20bind$j-numapin
+        heap_run $t G1 off numapin:group=1,mem=bind 1
+        heap_at_least_99 $t 1
+        has_line $t warning "free=20 needed=32 size=2M nodes=1"
+        echo "heaptable: | h3 | ${j:-17} | G1 | off | -XX:+UseLargePages, 2 MiB pages, 20 free a node, numapin mem=bind | 1 | - | $(pct "$share") | - |"
+        # 2 MiB pages too, for what HotSpot puts in huge pages beside the heap
+        # (the code cache): only the heap is in the 1 GiB page
+        huge_pool 2048 40
+        HEAP_JAVA="-Xint -Xms1g -Xmx1g -XX:-UsePerfData -cp /tests"
+        HEAP_FLAGS="-XX:+UseLargePages -XX:LargePageSizeInBytes=1g"
+        # numapin's run only: the one 1 GiB page is on node 1 whoever asks
+        # for it, and clearing it takes half a minute under emulation
+        HEAP_NUMAPIN_ONLY=1 HEAP_TAG=-lp1g HEAP_LABEL="-XX:+UseLargePages -XX:LargePageSizeInBytes=1g, one 1 GiB page on node 1" heap_row h3 G1 off 1 1
+        huge_used heap-G1-ptoff-g1-lp1g$j-numapin
+        no_warning heap-G1-ptoff-g1-lp1g$j-numapin
+        HEAP_JAVA="-Xint -Xms64m -Xmx64m -XX:-UsePerfData -cp /tests"
+        huge_pool 2048 0
+    done
+    HEAP_JDK=/jdk
+    HEAP_FLAGS=
+    verdict
+}
+
+# Transparent huge pages: -XX:+UseTransparentHugePages under THP's madvise
+# mode, and no flag under always (the default of Debian's and RHEL's kernels)
+scenario_h3_thp() {
+    for HEAP_JDK in $(h3_jdks); do
+        j=${HEAP_JDK#/jdk}
+        thp_mode madvise
+        HEAP_FLAGS=-XX:+UseTransparentHugePages HEAP_TAG=-thpmadvise HEAP_LABEL="-XX:+UseTransparentHugePages, THP madvise" heap_row h3 G1 off 1 1
+        thp_used heap-G1-ptoff-g1-thpmadvise$j-numapin
+        thp_mode always
+        HEAP_TAG=-thpalways HEAP_LABEL="THP always" heap_row h3 G1 off 1 1
+        thp_used heap-G1-ptoff-g1-thpalways$j-numapin
+        thp_mode never
+    done
+    HEAP_JDK=/jdk
+    verdict
+}
+
+# The concurrent collectors: Shenandoah, and ZGC, whose heap is a memfd
+# (/memfd:java_heap; JDK 17 maps it three times, JDK 25's generational ZGC
+# once): counted page by page from its mappings, each page once; and ZGC's
+# heap moved by a late attach
+scenario_h3_collectors() {
+    for HEAP_JDK in $(h3_jdks); do
+        heap_row h3 Shenandoah off 1 1
+        HEAP_PROBE=heap=memfd heap_row h3 Z off 1 1
+        heap_attach h3-attach-Z${HEAP_JDK#/jdk} Z heap=memfd
+    done
+    HEAP_JDK=/jdk
     verdict
 }
 

@@ -124,6 +124,36 @@ public final class PageNodes {
         return hist;
     }
 
+    /**
+     * The frame numbers of the present pages of [addr, addr+len), added to
+     * {@code out} (0 for a present page whose frame is hidden: not root).
+     * A page mapped at several addresses has the same frame at each.
+     */
+    public static void frames(long addr, long len, java.util.function.LongConsumer out) throws IOException {
+        long first = addr / PAGE;
+        int n = (int) ((addr + len + PAGE - 1) / PAGE - first);
+        byte[] buf = new byte[n * 8];
+        try (RandomAccessFile f = new RandomAccessFile("/proc/self/pagemap", "r")) {
+            f.seek(first * 8);
+            f.readFully(buf);
+        }
+        for (int i = 0; i < n; i++) {
+            long e = 0;
+            for (int b = 7; b >= 0; b--) {
+                e = (e << 8) | (buf[i * 8 + b] & 0xff);
+            }
+            if ((e & (1L << 63)) != 0) {
+                out.accept(e & ((1L << 55) - 1));
+            }
+        }
+    }
+
+    /** The node holding frame {@code pfn}, or {@link #UNKNOWN}. */
+    public int nodeOfFrame(long pfn) {
+        Integer nd = pfn == 0 ? null : blockNode.get(pfn * PAGE / blockBytes);
+        return nd == null ? UNKNOWN : nd;
+    }
+
     /** "N0=12,N1=3,absent=1" */
     public static String histString(Map<Integer, Integer> h) {
         StringBuilder sb = new StringBuilder();

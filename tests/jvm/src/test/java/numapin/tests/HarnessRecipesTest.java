@@ -210,6 +210,50 @@ class HarnessRecipesTest {
         }
     }
 
+    /**
+     * The SPECjbb recipe's huge page reservation, run as written against a
+     * copy of the nodes' sysfs tree, on planned 3-node machines: each node's
+     * nr_hugepages holds the heaps of the groups placed on it, split over a
+     * group's nodes, plus the code cache's pages for 2 MiB pages.
+     */
+    @Test
+    void reserveHugePagesGivesEachNodeItsGroupsHeaps() {
+        String fragment = localPaths(docBlock("specjbb2015-multijvm.md", "reserve-huge-pages"));
+        // machine, groups, heap MiB, page KiB, the pages each node must hold
+        Object[][] cases = {
+            {"pack:1 numa:3 core:2 pu:1", 3, 256, 2048, new int[] {136, 136, 136}},
+            {"pack:1 numa:3 core:2 pu:1", 6, 256, 2048, new int[] {272, 272, 272}},
+            {"pack:1 numa:3 core:2 pu:1", 3, 1024, 1048576, new int[] {1, 1, 1}},
+            {"pack:1 numa:3 core:2 pu:1", 3, 1500, 1048576, new int[] {2, 2, 2}},
+            // two groups over four nodes: each group's 129 pages split over its two nodes
+            {"pack:2 numa:2 core:2 pu:1", 2, 257, 2048, new int[] {73, 73, 73, 73}},
+        };
+        for (Object[] c : cases) {
+            Path dir = RunLogs.newRunDir();
+            Path nodes = TestFiles.mkdirs(dir.resolve("node"), false);
+            int[] want = (int[]) c[4];
+            for (int n = 0; n < want.length; n++) {
+                for (int kb : new int[] {2048, 1048576}) {
+                    Path h = TestFiles.mkdirs(nodes.resolve("node" + n + "/hugepages/hugepages-" + kb + "kB"), false);
+                    TestFiles.write(h.resolve("nr_hugepages"), "0\n", false);
+                }
+            }
+            ChildResult r = Launch.command("/bin/bash", "-c", "set -eu\n" + fragment).cwd(dir)
+                    .env("HWLOC_SYNTHETIC", (String) c[0]).env("GROUP_COUNT", String.valueOf(c[1]))
+                    .env("HEAP_MB", String.valueOf(c[2])).env("PAGE_KB", String.valueOf(c[3]))
+                    .env("NODE_SYSFS", nodes.toString()).run();
+            String ctx = java.util.Arrays.toString(c) + "\n" + r.describe();
+            r.assertExit(0);
+            for (int n = 0; n < want.length; n++) {
+                String got = TestFiles.read(nodes.resolve("node" + n + "/hugepages/hugepages-" + c[3] + "kB/nr_hugepages"));
+                assertEquals(String.valueOf(want[n]), got.trim(), "node " + n + "\n" + ctx);
+                int other = (int) c[3] == 2048 ? 1048576 : 2048;
+                assertEquals("0", TestFiles.read(nodes.resolve("node" + n + "/hugepages/hugepages-" + other + "kB/nr_hugepages"))
+                        .trim(), "the other size untouched, node " + n + "\n" + ctx);
+            }
+        }
+    }
+
     // =====================================================================
     // docs/harness/java-tool-options.md
     // =====================================================================
