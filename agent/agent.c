@@ -281,9 +281,25 @@ static int set_flag_false(const char *name)
     return np_hotspot_set_bool(name, false);
 }
 
+static int flag_bool(const char *name)
+{
+    bool b;
+    return np_hotspot_bool(name, &b) == 0 ? b : -1;
+}
+
+static long long flag_size(const char *name)
+{
+    int64_t v;
+    return np_hotspot_intx(name, &v) == 0 && v >= 0 ? (long long)v : -1;
+}
+
 /* Agent_OnLoad, the whole JVM placed: HotSpot's NUMA flags, read before
- * it reserves the heap, for np_agent_use_numa_at_load to mend. */
-static void numa_at_load(JavaVM *vm)
+ * it reserves the heap, for np_agent_use_numa_at_load to mend, and its
+ * large-page and heap flags, for np_agent_large_pages_at_load to check
+ * the huge pages there.  Ergonomics has sized the heap by then (MaxHeapSize;
+ * HotSpot reserves all of it in huge pages at once, whatever
+ * InitialHeapSize), and the GC rounds it up to its alignment later. */
+static enum np_status numa_at_load(JavaVM *vm)
 {
     struct np_numa_flags f = {-1, -1, -1};
     int hotspot = np_hotspot_init((const void *)(*vm)->GetEnv) == 0;
@@ -296,6 +312,24 @@ static void numa_at_load(JavaVM *vm)
     if (hotspot && np_hotspot_origin("UseNUMAInterleaving", &origin) == 0)
         f.interleaving_ergonomic = origin == NP_HOTSPOT_ERGONOMIC;
     np_agent_use_numa_at_load(agent, &f, hotspot ? set_flag_false : NULL);
+
+    struct np_heap_flags h = {-1, -1, -1, -1, -1, -1, -1, -1, -1, NULL};
+    if (hotspot) {
+        h.large_pages = flag_bool("UseLargePages");
+        h.thp = flag_bool("UseTransparentHugePages");
+        h.shm = flag_bool("UseSHM"); /* JDK 17 has it, JDK 25 not */
+        h.pretouch = flag_bool("AlwaysPreTouch");
+        h.page_size = flag_size("LargePageSizeInBytes");
+        h.max_heap = flag_size("MaxHeapSize");
+        h.code_cache = flag_size("ReservedCodeCacheSize");
+        h.segmented = flag_bool("SegmentedCodeCache");
+        const char *at;
+        if (np_hotspot_ccstr("AllocateHeapAt", &at) == 0) {
+            h.heap_at_set = at != NULL && at[0] != '\0';
+            h.heap_at = at;
+        }
+    }
+    return np_agent_large_pages_at_load(agent, &h, "");
 }
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
@@ -390,8 +424,8 @@ static jint start(JavaVM *vm, const char *options, int late)
             return JNI_ERR;
         }
     }
-    if (!late)
-        numa_at_load(vm);
+    if (!late && (st = numa_at_load(vm)) != NP_OK)
+        return status(st, late);
     if (late) {
         /* Live phase already: no VMInit will come.  Place what runs now,
          * and move the memory the JVM holds when it is placed whole. */

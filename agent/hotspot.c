@@ -189,6 +189,15 @@ int np_hotspot_intx(const char *name, int64_t *out)
     return 0;
 }
 
+int np_hotspot_ccstr(const char *name, const char **out)
+{
+    const char *const *p = flag_addr(name);
+    if (p == NULL)
+        return -1;
+    *out = *p;
+    return 0;
+}
+
 pid_t np_hotspot_os_tid(uintptr_t java_thread)
 {
     if (!table.have_threads || java_thread == 0)

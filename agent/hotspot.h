@@ -29,6 +29,11 @@ int np_hotspot_int(const char *name, int32_t *out);
 /* For flags of HotSpot types intx, uintx and size_t (64 bits). */
 int np_hotspot_intx(const char *name, int64_t *out);
 
+/* For flags of HotSpot type ccstr (a C string, e.g. AllocateHeapAt):
+ * *out is the flag's string, NULL when the flag is not set; it belongs to
+ * HotSpot.  Returns 0, or -1 when the flag or the tables are missing. */
+int np_hotspot_ccstr(const char *name, const char **out);
+
 /* Where a flag's value came from: HotSpot's origin (JVMFlag::_flags, its
  * low four bits: 0 default, 1 command line, 2 environment, 3 flags file,
  * 4 management, 5 ergonomics, ...).  Returns 0, or -1 when unknown. */

@@ -234,11 +234,13 @@ static const struct field advice_fields[A_COUNT] = {
     {"message", "Message", "The advice, as the log line says it after \"advice: \"", STRING, false},
 };
 
-enum { M_NODE, M_RESIDENT, M_GROUP_NODE, M_COUNT };
+enum { M_NODE, M_RESIDENT, M_GROUP_NODE, M_HUGE, M_COUNT };
 static const struct field memory_fields[M_COUNT] = {
     {"node", "Node", "The NUMA node (OS index)", INT, false},
     {"resident", "Resident", "The process's memory resident on the node", LONG, true},
     {"groupNode", "Group Node", "The node is one of this JVM's group", BOOL, false},
+    {"hugePages", "Huge Pages", "Of the resident memory, what is in hugetlb pages (any size)",
+     LONG, true},
 };
 
 static struct type t_placement = {
@@ -689,8 +691,8 @@ static struct np_sink sink = {
     .plan = tell_plan, .placement = tell_placement, .advice = tell_advice,
 };
 
-/* The process's own resident memory (np_memory: not the files it maps) on
- * each node of the machine. */
+/* The process's own resident memory (np_memory: not the files it maps,
+ * each page once) on each node of the machine, and its hugetlb pages. */
 static void node_memory(JNIEnv *env)
 {
     struct np_memory m;
@@ -712,6 +714,7 @@ static void node_memory(JNIEnv *env)
         v[M_NODE].i = (long long)n->os_index;
         v[M_RESIDENT].i = n->os_index < (unsigned)m.nnodes ? m.pages[n->os_index] * 4096 : 0;
         v[M_GROUP_NODE].b = !t->none && hwloc_bitmap_isset(t->mine->nodes, n->os_index);
+        v[M_HUGE].i = np_memory_huge_bytes(&m, (int)n->os_index);
         emit(env, &t_memory, v);
     }
     np_memory_free(&m);

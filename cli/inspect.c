@@ -232,8 +232,9 @@ static void seen_free(struct np_seen *s)
     hwloc_bitmap_free(s->nodes);
 }
 
-/* Resident memory per node (np_memory: /proc/PID/numa_maps): every page
- * the process maps, in KiB, and its own.  0, or -1 when unreadable. */
+/* Resident memory per node (np_memory: /proc/PID/numa_maps, each page
+ * once): every page the process maps, in KiB, and its own.  0, or -1 when
+ * unreadable. */
 static int memory(pid_t pid, struct np_inspect *c)
 {
     struct np_memory all;
@@ -497,12 +498,13 @@ static void print_text(const struct np_inspect *c, const struct np_globs *o, FIL
     }
     hwloc_bitmap_t where = hwloc_bitmap_alloc();
     if (local_nodes(c, where) == 0) {
-        char lnodes[256], lpages[1024], lshare[32];
+        char lnodes[256], lpages[1024], lshare[32], lhuge[1024];
         np_cpulist(lnodes, sizeof lnodes, where);
         np_memory_pages_str(lpages, sizeof lpages, &c->own);
         np_memory_share_str(lshare, sizeof lshare, &c->own, where);
-        fprintf(out, "memory_local nodes=%s mem_pages=%s mem_local=%s\n", lnodes[0] ? lnodes : "none",
-                lpages, lshare);
+        np_memory_huge_str(lhuge, sizeof lhuge, &c->own);
+        fprintf(out, "memory_local nodes=%s mem_pages=%s mem_local=%s mem_huge=%s\n",
+                lnodes[0] ? lnodes : "none", lpages, lshare, lhuge);
     }
     hwloc_bitmap_free(where);
     for (int i = 0; i < c->nthreads; i++) {

@@ -53,10 +53,11 @@ struct run {
  * refuse (jansson holds a document in several times its size). */
 #define REPORT_MAX (256u << 20)
 
-/* The format versions read: 1, and 2, which adds "advice" and each
- * thread's "name_escaped" (docs/report.md). */
+/* The format versions read: 1; 2, which adds "advice" and each thread's
+ * "name_escaped"; and 3, which adds the hugetlb pages to "memory" and
+ * counts each page of memory mapped more than once once (docs/report.md). */
 #define REPORT_FIRST 1
-#define REPORT_LAST 2
+#define REPORT_LAST 3
 
 /* The types a field may have. */
 enum { T_OBJECT = 1, T_ARRAY = 2, T_STRING = 4, T_INTEGER = 8, T_BOOL = 16, T_NULL = 32 };
@@ -295,7 +296,7 @@ static int load(struct run *r, char *err, size_t errlen)
         rc = -1;
     } else if (json_integer_value(v) < REPORT_FIRST || json_integer_value(v) > REPORT_LAST) {
         snprintf(err, errlen, "%s is report format %lld, which this numapin does not read: it "
-                              "reads formats %d and %d (docs/report.md)", path,
+                              "reads formats %d to %d (docs/report.md)", path,
                  (long long)json_integer_value(v), REPORT_FIRST, REPORT_LAST);
         rc = -1;
     } else if (check_report(r->doc, json_integer_value(v), why, sizeof why) != 0) {

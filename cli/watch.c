@@ -316,7 +316,8 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
     if (l.frame)
         line(&t, "frame %d, %.1f s, %d samples/s", v->frame, v->elapsed, SAMPLES_PER_SECOND);
     if (l.memory) {
-        line(&t, "%-5s %12s %12s %12s", "node", "RSS MiB", "change", "since start");
+        line(&t, "%-5s %12s %12s %12s %12s", "node", "RSS MiB", "change", "since start",
+             "hugetlb MiB");
         if (c->node_kb == NULL)
             line(&t, "      (memory per node unknown: /proc/%d/numa_maps unreadable)", (int)c->pid);
         for (int i = 0; i < c->nnode_kb; i++) {
@@ -324,8 +325,9 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
                       first = kb_at(v->first_kb, v->nfirst_kb, i);
             if (kb == 0 && prev == 0 && first == 0)
                 continue;
-            line(&t, "%-5d %12.1f %+12.1f %+12.1f", i, (double)kb / 1024,
-                 (double)(kb - prev) / 1024, (double)(kb - first) / 1024);
+            line(&t, "%-5d %12.1f %+12.1f %+12.1f %12.1f", i, (double)kb / 1024,
+                 (double)(kb - prev) / 1024, (double)(kb - first) / 1024,
+                 (double)np_memory_huge_bytes(&c->own, i) / (1 << 20));
         }
     }
     if (l.heads)

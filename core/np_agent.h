@@ -29,6 +29,7 @@
 #include "np_advise.h"
 #include "np_bind.h"
 #include "np_file.h"
+#include "np_hugepages.h"
 #include "np_memory.h"
 #include "np_options.h"
 #include "np_plan.h"
@@ -155,6 +156,36 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f);
 void np_agent_use_numa_at_load(struct np_agent *a, const struct np_numa_flags *f,
                                int (*set_false)(const char *flag));
 
+/* HotSpot's large-page and heap flags as the agent read them in
+ * Agent_OnLoad: ergonomics has set them by then (JDK 17 and 25), but the
+ * GC rounds the heap up to its alignment afterwards.  1 on, 0 off, -1
+ * unknown (not HotSpot, or a flag this JVM lacks); sizes in bytes, -1
+ * unknown. */
+struct np_heap_flags {
+    int large_pages;          /* UseLargePages (off already when HotSpot found no pool) */
+    int thp;                  /* UseTransparentHugePages: THP, no pool */
+    int shm;                  /* UseSHM: SysV shared memory from the same pools (JDK 17) */
+    int pretouch;             /* AlwaysPreTouch: every page taken at start-up */
+    long long page_size;      /* LargePageSizeInBytes: 0 the kernel's default */
+    long long max_heap;       /* MaxHeapSize */
+    long long code_cache;     /* ReservedCodeCacheSize */
+    int segmented;            /* SegmentedCodeCache */
+    int heap_at_set;          /* AllocateHeapAt given */
+    const char *heap_at;      /* its directory, NULL when unknown */
+};
+
+/* At load, after np_agent_create and before HotSpot reserves the code
+ * cache and heap: with the whole JVM on its group (or dryrun, which says
+ * what placing would meet) and hugetlbfs large pages, checks that the
+ * group's memory nodes have the free huge pages HotSpot reserves there
+ * (np_hugepages_check, the pools under `root`: "" on this machine).
+ * Enough: one info line.  Short: one warning with the numbers, what the
+ * memory mode in effect does about it and the fix; under strict (not
+ * dryrun) an error line and NP_ERR_RUNTIME.  A heap in a file
+ * (AllocateHeapAt) gets one warning.  Returns NP_OK otherwise. */
+enum np_status np_agent_large_pages_at_load(struct np_agent *a, const struct np_heap_flags *f,
+                                            const char *root);
+
 /* After a late attach has placed the whole JVM (scope=jvm): gives the
  * JVM's own memory the group's policy and moves it to the group's node(s)
  * (np_memory_move_self), logging how much moved and how long it took (one
@@ -233,7 +264,7 @@ int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset);
  * np_agent_place_jvm binds the process to the group of targets `g` and
  * gives the calling thread the group's memory policy (t), logging the
  * "jvm" line; 0, or -1 after a warning (an error line under strict).
- * np_agent_exit_memory writes " mem_pages=... mem_local=..." for the
+ * np_agent_exit_memory writes " mem_pages=... mem_local=... mem_huge=..." for the
  * summary, the share counted on the memory nodes of `g`. */
 int np_agent_place_jvm(struct np_agent *a, const struct np_targets *g, const struct np_target *t);
 void np_agent_exit_memory(struct np_agent *a, const struct np_targets *g, char *fields, size_t len);

@@ -97,6 +97,159 @@ void np_agent_use_numa_at_load(struct np_agent *a, const struct np_numa_flags *f
                "only node %s: run this JVM without -XX:+UseNUMAInterleaving", all, g->node_list);
 }
 
+/* What the pages a group's pools lack come to under the JVM's memory
+ * policy (mode `mem`), into buf. */
+static void short_pages_fate(char *buf, size_t len, enum np_mem_mode mem, const char *nodes,
+                             bool pretouch, bool shm, const struct np_hugepages_need *n)
+{
+    const char *when = pretouch ? "at start-up (AlwaysPreTouch)" : "as the JVM touches them";
+    /* HotSpot reserves the code cache, then the heap; what a reservation
+     * cannot get in huge pages it maps with small ones.  A SysV heap
+     * (UseSHM) is the only user: the code cache then takes small pages. */
+    const char *fallback =
+        shm ? "the heap gets small pages, and HotSpot warns \"Failed to reserve shared memory\""
+            : "what does not fit of the code cache (reserved first) and the heap gets small "
+              "pages, and HotSpot warns \"Failed to reserve and commit memory\"";
+    long long lack = n->needed - n->free;
+    if (mem == NP_MEM_BIND) {
+        snprintf(buf, len, "under mem=bind the kernel lets HotSpot reserve huge pages only on "
+                           "node %s: %s", nodes, fallback);
+        return;
+    }
+    if (n->free_all >= 0 && n->free_all < n->needed) {
+        if (n->free_all == n->free)
+            snprintf(buf, len, "%s", fallback);
+        else
+            snprintf(buf, len, "the pools of every node hold only %lld free: %s, and the huge "
+                               "pages beyond node %s's come from other nodes", n->free_all,
+                     fallback, nodes);
+        return;
+    }
+    switch (mem) {
+    case NP_MEM_INTERLEAVE:
+        snprintf(buf, len, "under mem=interleave the kernel spreads the pages over node %s and "
+                           "takes the %lld they lack from other nodes' pools %s: that part of the "
+                           "heap is remote", nodes, lack, when);
+        break;
+    case NP_MEM_PREFERRED:
+        snprintf(buf, len, "under mem=preferred the kernel takes the %lld pages node %s lacks "
+                           "from other nodes' pools %s: that part of the heap is remote", lack,
+                 nodes, when);
+        break;
+    default:
+        snprintf(buf, len, "%s the kernel takes each page from the node of the thread that "
+                           "first touches it (the group's CPUs are on node %s) and, that pool "
+                           "empty, from another node's: up to %lld pages remote",
+                 mem == NP_MEM_LOCAL ? "under mem=local" : "with no memory policy (mem=none)",
+                 nodes, lack);
+        break;
+    }
+}
+
+/* The commands that make the pools of `nodes` hold n->needed: each node
+ * its share of what they lack, now and at boot. */
+static void short_pages_fix(char *buf, size_t len, const char *root, hwloc_const_bitmap_t nodes,
+                            const struct np_hugepages_need *n)
+{
+    char size[32], boot[512] = "";
+    np_hugepages_size_str(size, sizeof size, n->page);
+    int k = hwloc_bitmap_weight(nodes), node;
+    long long lack = n->needed - n->free, share = k > 0 ? (lack + k - 1) / k : lack;
+    size_t used = (size_t)snprintf(buf, len, "to reserve them: ");
+    NP_FOREACH(node, nodes) {
+        long long nr = np_hugepages_nr(root, (unsigned)node, n->page);
+        long long want = (nr > 0 ? nr : 0) + share;
+        if (used < len)
+            used += (size_t)snprintf(buf + used, len - used,
+                                     "%secho %lld > /sys/devices/system/node/node%d/hugepages/"
+                                     "hugepages-%llukB/nr_hugepages",
+                                     node == hwloc_bitmap_first(nodes) ? "" : "; ", want, node,
+                                     (unsigned long long)(n->page / 1024));
+        size_t b = strlen(boot);
+        snprintf(boot + b, sizeof boot - b, "%s%d:%lld", b > 0 ? "," : "", node, want);
+    }
+    if (used < len)
+        snprintf(buf + used, len - used, ", or at boot hugepagesz=%s hugepages=%s%s", size, boot,
+                 n->page >= (1ULL << 30) ? " (1G pages are best reserved at boot, before memory "
+                                           "fragments)" : "");
+}
+
+enum np_status np_agent_large_pages_at_load(struct np_agent *a, const struct np_heap_flags *f,
+                                            const char *root)
+{
+    if (!a->active || a->late || a->opt.scope != NP_SCOPE_JVM ||
+        !(a->jvm_placed || a->opt.dryrun))
+        return NP_OK;
+    const struct np_targets *g = a->targets;
+    /* The nodes the JVM's memory goes to: the policy's, or with none set
+     * the group's own, where its CPUs are. */
+    hwloc_const_bitmap_t nodes = a->opt.mem == NP_MEM_NONE ? g->mine->nodes : g->mem_nodes;
+    char list[256];
+    np_cpulist(list, sizeof list, nodes);
+    if (f->heap_at_set == 1)
+        np_log(NP_LOG_WARNING,
+               "AllocateHeapAt=%s: HotSpot keeps the heap in a file there, whose pages are where "
+               "that file system keeps them (a DAX device's own memory, or page cache placed by "
+               "the memory policy of the thread that first touches it); numapin checks no huge "
+               "pages for it, and its summary and report do not count it as this JVM's memory",
+               f->heap_at != NULL ? f->heap_at : "(a directory)");
+    if (f->large_pages != 1 || f->thp == 1)
+        return NP_OK; /* no large pages, or transparent ones: no pool to count */
+    hwloc_bitmap_t all = hwloc_bitmap_alloc();
+    if (all == NULL)
+        return NP_OK;
+    np_topo_usable_nodes(&a->topo, all);
+    struct np_hugepages_jvm jvm = {
+        f->page_size > 0 ? (uint64_t)f->page_size : 0,
+        f->heap_at_set == 1 || f->max_heap < 0 ? 0 : (uint64_t)f->max_heap,
+        f->code_cache > 0 && f->shm != 1 ? (uint64_t)f->code_cache : 0,
+        f->segmented == 1,
+    };
+    struct np_hugepages_need n;
+    np_hugepages_check(root, &jvm, nodes, all, &n);
+    hwloc_bitmap_free(all);
+    char size[32], numbers[512];
+    np_hugepages_size_str(size, sizeof size, n.page);
+    const char *shm = f->shm == 1 ? " (a SysV shared-memory heap, UseSHM: the same pools; the "
+                                    "code cache takes small pages)" : "";
+    if (n.page == 0 || f->max_heap < 0) {
+        np_log(NP_LOG_INFO, "large pages: %s is unknown: the huge pages node %s has for this JVM "
+                            "are not checked", n.page == 0 ? "the page size" : "the heap's size",
+               list);
+        return NP_OK;
+    }
+    if (!n.known) {
+        np_log(NP_LOG_INFO, "large pages: the free %s huge pages of node %s cannot be read (no "
+                            "pool of that size there?): not checked", size, list);
+        return NP_OK;
+    }
+    snprintf(numbers, sizeof numbers,
+             "free=%lld needed=%lld size=%s nodes=%s heap_pages=%lld code_pages=%lld", n.free,
+             n.needed, size, list, n.heap_pages, n.code_pages);
+    if (n.enough) {
+        np_log(NP_LOG_INFO, "large pages: node %s has the free %s huge pages this JVM reserves "
+                            "(%s)%s: %s", list, size,
+               f->shm == 1 ? "its maximum heap" : "its maximum heap and code cache", shm, numbers);
+        return NP_OK;
+    }
+    /* The fields last, each followed by a space or the line's end, for
+     * scripts. */
+    /* Without NUMA support numapin sets no policy (np_agent_start then
+     * turns mem= into none). */
+    enum np_mem_mode mem = a->opt.dryrun || a->jvm_mem_set ? a->opt.mem : NP_MEM_NONE;
+    char fate[1024], fix[2048];
+    short_pages_fate(fate, sizeof fate, mem, list, f->pretouch == 1, f->shm == 1, &n);
+    short_pages_fix(fix, sizeof fix, root, nodes, &n);
+    bool fail = a->opt.strict && !a->opt.dryrun;
+    (fail ? np_log_fatal : np_log_warning)(
+        "large pages: node %s has fewer free %s huge pages than this JVM reserves (%s)%s; %s%s; "
+        "%s; %s%s", list, size, f->shm == 1 ? "its maximum heap" : "its maximum heap and code cache",
+        shm, fate,
+        a->opt.dryrun ? " (dryrun: numapin placed nothing; this is what the placed JVM meets)" : "",
+        fix, numbers, fail ? " (strict: the JVM does not start)" : "");
+    return fail ? NP_ERR_RUNTIME : NP_OK;
+}
+
 void np_agent_attached(struct np_agent *a)
 {
     if (!a->active || !a->jvm_placed || a->opt.dryrun)
@@ -119,32 +272,49 @@ void np_agent_attached(struct np_agent *a)
                "already stays where it is", nodes, strerror(e), np_errno_name(e));
         return;
     }
-    long long left = r.resident - r.after;
+    long long left = r.resident - r.after > 0 ? r.resident - r.after : 0;
+    long long aliased = r.aliased_left < left ? r.aliased_left : left;
     np_log(NP_LOG_INFO,
            "attach: moved memory pages=%lld mib=%.1f node=%s ms=%.0f resident=%lld before=%lld "
-           "after=%lld left=%lld mappings=%d", r.moved, (double)r.moved / 256, nodes, r.ms,
-           r.resident, r.before, r.after, left > 0 ? left : 0, r.mappings);
-    if (r.refused > 0)
+           "after=%lld left=%lld left_aliased=%lld mappings=%d", r.moved, (double)r.moved / 256,
+           nodes, r.ms, r.resident, r.before, r.after, left, aliased > 0 ? aliased : 0,
+           r.mappings);
+    if (r.refused > 0) {
         np_log(NP_LOG_WARNING,
                "attach: %d of this JVM's mappings refused the group's memory policy %s: %s (%s); "
                "their pages stay where they are", r.refused, g->mem_str, strerror(r.fail_errno),
                np_errno_name(r.fail_errno));
-    else if (r.resident > 0 && left * 100 > r.resident)
+    } else if (r.resident > 0 && left * 100 > r.resident) {
+        char why[256] = "";
+        if (aliased > 0)
+            snprintf(why, sizeof why,
+                     "; %lld of them are mapped at more than one address (JDK 17's ZGC maps its "
+                     "heap three times), which MPOL_MF_MOVE leaves where they are, and "
+                     "MPOL_MF_MOVE_ALL %s", aliased,
+                     r.aliased_errno == EPERM
+                         ? "moves only with CAP_SYS_NICE, which this JVM lacks"
+                     : r.aliased_errno == EBUSY
+                         ? "is not used on a file another process maps (or whose mappers "
+                           "numapin cannot see)"
+                         : "did not move either");
         np_log(NP_LOG_WARNING,
                "attach: %lld of this JVM's %lld resident pages stay off node %s (no free memory "
-               "there for them, or pages shared with another process, which stay)", left,
-               r.resident, nodes);
+               "there for them, or pages mapped more than once, which stay)%s", left, r.resident,
+               nodes, why);
+    }
 }
 
-/* The summary's mem_pages= and mem_local= fields: where the process's own
- * resident memory is (np_memory: not the files it maps), read once at
- * exit and kept for the report. */
+/* The summary's mem_pages=, mem_local= and mem_huge= fields: where the
+ * process's own resident memory is (np_memory: not the files it maps, each
+ * page once), and its hugetlb pages, read once at exit and kept for the
+ * report. */
 void np_agent_exit_memory(struct np_agent *a, const struct np_targets *g, char *fields, size_t len)
 {
     if (a->exit_memory.pages == NULL)
         np_memory_read(0, &a->exit_memory, NULL);
-    char pages[1024], share[32];
+    char pages[1024], share[32], huge[1024];
     np_memory_pages_str(pages, sizeof pages, &a->exit_memory);
     np_memory_share_str(share, sizeof share, &a->exit_memory, g->mem_nodes);
-    snprintf(fields, len, " mem_pages=%s mem_local=%s", pages, share);
+    np_memory_huge_str(huge, sizeof huge, &a->exit_memory);
+    snprintf(fields, len, " mem_pages=%s mem_local=%s mem_huge=%s", pages, share, huge);
 }

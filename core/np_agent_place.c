@@ -579,7 +579,7 @@ void np_agent_summary(struct np_agent *a)
     if (lost > 0)
         snprintf(lost_str, sizeof lost_str, " log_lost=%ld log_error=%s", lost,
                  np_errno_name(lost_err));
-    char memory[1200];
+    char memory[2200]; /* np_agent_exit_memory: two lists of up to 1024 and a share */
     np_agent_exit_memory(a, with_cpus(t), memory, sizeof memory);
     (lost > 0 ? np_log_both : np_log)(
         NP_LOG_INFO,

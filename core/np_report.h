@@ -16,7 +16,7 @@
 #include "np_record.h"
 
 /* The report format's version, the document's "numapin" field. */
-#define NP_REPORT_VERSION 2
+#define NP_REPORT_VERSION 3
 
 /* The plan as the report shows it: the agent's prepared strings, as the
  * log shows them. */

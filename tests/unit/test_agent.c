@@ -284,7 +284,7 @@ START_TEST(report_lists_threads)
                     path, NULL};
     char *out = NULL, *err = NULL;
     ck_assert_msg(t_run(argv, &out, &err) == 0, "jq: %s", err);
-    ck_assert_str_eq(out, "2\n1\npreferred:1\n2\n1\n2\n"
+    ck_assert_str_eq(out, "3\n1\npreferred:1\n2\n1\n2\n"
                           "ForkJoinPool-1-worker-1|placed|start|1|null|false|null|EINVAL|false|null\n"
                           "Reference \"Handler\"|skipped|start|null|null|null|null|null|false|null\n"
                           "ForkJoinPool-1-worker-\xef\xbf\xbd\\|placed|start|1|null|false|null|EINVAL|false|"
@@ -1524,6 +1524,7 @@ START_TEST(default_scope_places_the_whole_jvm)
     ck_assert_int_eq(t_count_lines(log, "] summary group=1 placed=1 would_place=0 skipped=1 failed=0 "
                                         "mem_failed=0 cpus=1 drift=0 replans=0 mem_pages="), 1);
     ck_assert_int_eq(t_count_lines(log, " mem_local="), 1);
+    ck_assert_int_eq(t_count_lines(log, " mem_huge=none"), 1); /* no hugetlb pages reserved here */
     ck_assert_int_eq(t_count_lines(log, "[warning]"), 0);
     free(log);
 }
@@ -1677,7 +1678,7 @@ START_TEST(attach_moves_memory)
     unplace();
     char *log = slurp(log_path);
     ck_assert_int_eq(t_count_lines(log, "[info][numapin] attach: moved memory pages=0 mib=0.0 node=0 ms="), 1);
-    ck_assert_int_eq(t_count_lines(log, " left=0 mappings="), 1);
+    ck_assert_int_eq(t_count_lines(log, " left=0 left_aliased=0 mappings="), 1);
     ck_assert_int_eq(t_count_lines(log, "[warning]"), 0);
     free(log);
     /* mem=none: left where it is; node 1 (missing here): one warning. */

@@ -63,7 +63,8 @@ static uint32_t conc_gc_threads;
 static int32_t active_processor_count;
 static int64_t max_heap_size;
 static int64_t numa_interleave_granularity;
-static struct fake_flag flag_array[6];
+static const char *allocate_heap_at;
+static struct fake_flag flag_array[7];
 static struct fake_flag *flags_pointer = flag_array;
 static size_t num_flags;
 
@@ -112,6 +113,7 @@ static void build(enum names jdk)
     active_processor_count = -1;
     max_heap_size = INT64_C(1) << 34;
     numa_interleave_granularity = INT64_C(2097152);
+    allocate_heap_at = "/mnt/pmem";
     struct fake_flag f[] = {
         {0, &use_numa, "UseNUMA", 0},
         {0, &always_pretouch, "AlwaysPreTouch", 0},
@@ -119,6 +121,7 @@ static void build(enum names jdk)
         {2, &active_processor_count, "ActiveProcessorCount", 0},
         {3, &max_heap_size, "MaxHeapSize", 0},
         {4, &numa_interleave_granularity, "NUMAInterleaveGranularity", 0},
+        {5, &allocate_heap_at, "AllocateHeapAt", 0},
     };
     memcpy(flag_array, f, sizeof f);
     flags_pointer = flag_array;
@@ -179,6 +182,10 @@ START_TEST(flags_of_every_type_are_read)
     ck_assert(x == INT64_C(1) << 34);
     ck_assert_int_eq(np_hotspot_intx("NUMAInterleaveGranularity", &x), 0);
     ck_assert(x == 2097152);
+    const char *s = NULL;
+    ck_assert_int_eq(np_hotspot_ccstr("AllocateHeapAt", &s), 0);
+    ck_assert_str_eq(s, "/mnt/pmem");
+    ck_assert_int_eq(np_hotspot_ccstr("HeapDumpPath", &s), -1);
 }
 END_TEST
 
@@ -195,6 +202,10 @@ START_TEST(flags_are_read_when_asked)
     ck_assert(!b);
     ck_assert_int_eq(np_hotspot_int("ActiveProcessorCount", &i), 0);
     ck_assert_int_eq(i, 12);
+    allocate_heap_at = NULL; /* a ccstr flag not set */
+    const char *s = "";
+    ck_assert_int_eq(np_hotspot_ccstr("AllocateHeapAt", &s), 0);
+    ck_assert_ptr_null(s);
 }
 END_TEST
 

@@ -57,7 +57,7 @@ END_TEST
 /* The pages on `node` that the lines add up to, own or all. */
 static long long sum(const char *const *lines, int n, int node, bool own)
 {
-    struct np_memory m = {NULL, 0};
+    struct np_memory m = {.pages = NULL};
     for (int i = 0; i < n; i++)
         ck_assert_int_eq(np_memory_line(lines[i], own ? &m : NULL, own ? NULL : &m), 0);
     long long p = node < m.nnodes ? m.pages[node] : 0;
@@ -70,7 +70,8 @@ START_TEST(counts_pages_per_node)
     const char *const lines[] = {
         "55ba93de1000 default file=/usr/bin/cat mapped=2 N0=2 kernelpagesize_kB=4\n",
         "55bac3e46000 default heap anon=4 dirty=4 active=0 N0=3 N1=1 kernelpagesize_kB=4\n",
-        "7f0000000000 bind:1 anon=512 dirty=512 N1=512 kernelpagesize_kB=2048\n",
+        "7f0000000000 bind:1 file=/anon_hugepage\\040(deleted) huge anon=512 dirty=512 N1=512 "
+        "kernelpagesize_kB=2048\n",
         "7f8380fa9000 interleave:0-3 anon=8 dirty=8 N0=2 N1=2 N2=2 N3=2 kernelpagesize_kB=4\n",
         "7f9000000000 default file=/anon_hugepage\\040(deleted) huge dirty=1 N2=1 kernelpagesize_kB=2048\n",
         "7ffd1c5c6000 default stack\n",      /* nothing resident: no counts */
@@ -88,7 +89,7 @@ START_TEST(counts_pages_per_node)
     ck_assert_int_eq(sum(lines, n, 2, true), 2 + 512);
     /* The table ends at the highest node with memory; a node past the
      * highest a machine can have is not counted. */
-    struct np_memory m = {NULL, 0};
+    struct np_memory m = {.pages = NULL};
     for (int i = 0; i < n; i++)
         np_memory_line(lines[i], NULL, &m);
     ck_assert_int_eq(m.nnodes, 4);
@@ -100,6 +101,78 @@ START_TEST(counts_pages_per_node)
     ck_assert_int_eq(m.pages[7], 1);
     ck_assert_int_eq(m.pages[5], 0);
     np_memory_free(&m);
+}
+END_TEST
+
+/* hugetlb pages (numa_maps marks them `huge` and counts them in pages of
+ * their size) count as the 4 KiB pages they hold and, by size and node,
+ * apart; SysV segments and shared anonymous memory are the process's own,
+ * a hugetlbfs file is not. */
+START_TEST(counts_huge_pages_by_size)
+{
+    const char *const lines[] = {
+        /* -XX:+UseLargePages: 2 MiB pages on nodes 1 and 2 */
+        "7f0000000000 bind:1 file=/anon_hugepage\\040(deleted) huge dirty=128 N1=100 N2=28 "
+        "kernelpagesize_kB=2048\n",
+        /* 1 GiB pages of a memfd (ZGC with huge pages) */
+        "7f4000000000 prefer (many):0-1 file=/memfd:java_heap\\040(deleted) huge dirty=3 N0=2 "
+        "N2=1 kernelpagesize_kB=1048576\n",
+        /* -XX:+UseSHM with huge pages, and without */
+        "7f8000000000 default file=/SYSV00000000\\040(deleted) huge dirty=5 N1=5 "
+        "kernelpagesize_kB=2048\n",
+        "7f9000000000 default file=/SYSV0000abcd\\040(deleted) dirty=10 N0=10 "
+        "kernelpagesize_kB=4\n",
+        "7fa000000000 default file=/dev/zero\\040(deleted) dirty=7 N0=7 kernelpagesize_kB=4\n",
+        /* a hugetlbfs file: mapped, not the process's own */
+        "7fb000000000 default file=/dev/hugepages/shared huge dirty=9 N0=9 kernelpagesize_kB=2048\n",
+        /* transparent huge pages: 4 KiB pages to numa_maps */
+        "7fc000000000 default anon=1024 dirty=1024 N0=1024 kernelpagesize_kB=4\n",
+    };
+    struct np_memory own = {.pages = NULL}, all = {.pages = NULL};
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+        ck_assert_int_eq(np_memory_line(lines[i], &own, &all), 0);
+    ck_assert_int_eq(own.pages[0], 2 * 262144 + 10 + 7 + 1024);
+    ck_assert_int_eq(own.pages[1], 100 * 512 + 5 * 512);
+    ck_assert_int_eq(own.pages[2], 28 * 512 + 262144);
+    ck_assert_int_eq(all.pages[0], own.pages[0] + 9 * 512);
+    /* By size, smallest first. */
+    ck_assert_int_eq(own.huge[0].kib, 2048);
+    ck_assert_int_eq(own.huge[1].kib, 1048576);
+    ck_assert_int_eq(own.huge[2].kib, 0);
+    ck_assert_int_eq(own.huge[0].pages[1], 105);
+    ck_assert_int_eq(own.huge[0].pages[2], 28);
+    ck_assert_int_eq(own.huge[0].nnodes > 0 ? own.huge[0].pages[0] : 0, 0);
+    ck_assert_int_eq(all.huge[0].pages[0], 9);
+    ck_assert_int_eq(np_memory_huge_bytes(&own, 2), 28LL * 2048 * 1024 + (1LL << 30));
+    ck_assert_int_eq(np_memory_huge_bytes(&own, 3), 0);
+    char buf[256];
+    np_memory_huge_str(buf, sizeof buf, &own);
+    ck_assert_str_eq(buf, "0:2x1G,1:105x2M,2:28x2M,2:1x1G");
+    np_memory_huge_str(buf, sizeof buf, &all);
+    ck_assert_str_eq(buf, "0:9x2M,0:2x1G,1:105x2M,2:28x2M,2:1x1G");
+
+    char *text = NULL;
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen);
+    struct np_json j;
+    np_json_start(&j, f);
+    hwloc_bitmap_t one = t_bitmap("1");
+    np_memory_json(&j, NULL, &own, one);
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(text, "\"huge_pages\": {\"2048\": {\"1\": 105, \"2\": 28}, "
+                                       "\"1048576\": {\"0\": 2, \"2\": 1}}}"));
+    free(text);
+    hwloc_bitmap_free(one);
+    np_memory_free(&own);
+    np_memory_free(&all);
+    /* No huge page: "none"; not read: "unknown". */
+    struct np_memory plain = {.pages = NULL};
+    np_memory_huge_str(buf, sizeof buf, &plain);
+    ck_assert_str_eq(buf, "unknown");
+    ck_assert_int_eq(np_memory_line(lines[6], &plain, NULL), 0);
+    np_memory_huge_str(buf, sizeof buf, &plain);
+    ck_assert_str_eq(buf, "none");
+    np_memory_free(&plain);
 }
 END_TEST
 
@@ -187,10 +260,68 @@ START_TEST(memfd_pages_are_own)
 }
 END_TEST
 
+/* The own pages of this process counted at `numa_maps` (each page once
+ * per mapping, as the kernel's file counts) or by np_memory_read (each page
+ * once). */
+static long long own_pages(bool as_numa_maps)
+{
+    struct np_memory m;
+    ck_assert_int_eq(as_numa_maps ? np_memory_read_file("/proc/self/numa_maps", &m, NULL)
+                                  : np_memory_read(0, &m, NULL), 0);
+    long long n = np_memory_total(&m);
+    np_memory_free(&m);
+    return n;
+}
+
+/* A memfd mapped twice over overlapping file ranges, some pages touched
+ * through one view, some through the other, some through both: each page
+ * counts once, where numa_maps counts the pages touched twice twice. */
+START_TEST(each_memfd_page_once)
+{
+    const size_t page = 4096, len = 16 << 20;
+    int fd = memfd_create("java_heap", MFD_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)len), 0);
+    /* a: file pages 0-4095; b: file pages 1024-3071; c: all, untouched */
+    char *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    char *b = mmap(NULL, len / 2, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)len / 4);
+    char *c = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ck_assert_ptr_ne(a, MAP_FAILED);
+    ck_assert_ptr_ne(b, MAP_FAILED);
+    ck_assert_ptr_ne(c, MAP_FAILED);
+    (void)own_pages(false); /* the reading's own allocations, resident before counting */
+    long long before = own_pages(false), before_maps = own_pages(true);
+    /* Through a: file pages 0-2047; through b: 1536-3071 (b's 512-2047),
+     * so 1536-2047 through both: 3072 distinct pages, 3584 touches. */
+    for (size_t i = 0; i < 2048; i++)
+        a[i * page] = 1;
+    for (size_t i = 512; i < 2048; i++)
+        b[i * page] = 2;
+    long long distinct = own_pages(false) - before, counted = own_pages(true) - before_maps;
+    /* The reading's own allocations move the count a little. */
+    ck_assert_msg(distinct >= 3072 - 16 && distinct <= 3072 + 16,
+                  "own memory grew by %lld pages for 3072 distinct memfd pages", distinct);
+    ck_assert_msg(counted >= 3584 - 16, "numa_maps counts %lld pages, not each touch", counted);
+    /* Read back through c (a read of a page never written would make one),
+     * these pages are mapped a third time. */
+    volatile char sink = 0;
+    for (size_t i = 0; i < 3072; i++)
+        sink = (char)(sink + c[i * page]);
+    long long again = own_pages(false) - before;
+    ck_assert_msg(again >= 3072 - 16 && again <= 3072 + 16 + 8,
+                  "own memory counts %lld pages for 3072 distinct memfd pages in three views", again);
+    munmap(a, len);
+    munmap(b, len / 2);
+    munmap(c, len);
+    close(fd);
+}
+END_TEST
+
 START_TEST(strings)
 {
     long long p[] = {1203, 0, 65012};
-    struct np_memory m = {p, 3}, none = {NULL, 0}, empty = {(long long[]){0}, 1};
+    struct np_memory m = {.pages = p, .nnodes = 3}, none = {.pages = NULL},
+                     empty = {.pages = (long long[]){0}, .nnodes = 1};
     char buf[256];
     np_memory_pages_str(buf, sizeof buf, &m);
     ck_assert_str_eq(buf, "0:1203,2:65012");
@@ -209,7 +340,7 @@ START_TEST(strings)
     ck_assert_str_eq(buf, "unknown");
     /* 99.99% is not 100.0% */
     long long q[] = {1, 9999};
-    struct np_memory near = {q, 2};
+    struct np_memory near = {.pages = q, .nnodes = 2};
     hwloc_bitmap_t one = t_bitmap("1");
     np_memory_share_str(buf, sizeof buf, &near, one);
     ck_assert_str_eq(buf, "99.9%");
@@ -225,7 +356,8 @@ START_TEST(strings)
     np_json_close(&j);
     fclose(f);
     ck_assert_str_eq(text, "{\"memory\": {\"page_kib\": 4, \"mem_pages\": {\"0\": 1203, \"2\": 65012}, "
-                           "\"nodes\": \"2\", \"local_pages\": 65012, \"mem_local\": 98.1}, "
+                           "\"nodes\": \"2\", \"local_pages\": 65012, \"mem_local\": 98.1, "
+                           "\"huge_pages\": {}}, "
                            "\"unread\": null}\n");
     free(text);
     hwloc_bitmap_free(two);
@@ -285,6 +417,39 @@ START_TEST(moves_own_pages)
 }
 END_TEST
 
+/* A memfd mapped once (ZGC's heap of JDK 21 and later) is moved with the
+ * anonymous memory: its mapping gets the policy, its pages count as moved
+ * or already there, none left. */
+START_TEST(moves_memfd_pages)
+{
+    const size_t len = 4 << 20;
+    int fd = memfd_create("java_heap", MFD_CLOEXEC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, (off_t)len), 0);
+    char *heap = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ck_assert_ptr_ne(heap, MAP_FAILED);
+    memset(heap, 1, len);
+    struct np_policy p;
+    hwloc_bitmap_t zero;
+    policy(&p, "0", NP_MEM_BIND, &zero);
+    struct np_move r;
+    ck_assert_int_eq(np_memory_move_self(&p, zero, &r), 0);
+    ck_assert_int_eq(r.refused, 0);
+    ck_assert_int_ge(r.resident, (long long)(len / 4096));
+    ck_assert_int_eq(r.after, r.resident); /* one node: all there */
+    ck_assert_int_eq(r.aliased_left, 0);
+    int mode = -1;
+    unsigned long mask[64] = {0};
+    ck_assert_int_eq(get_mempolicy(&mode, mask, 64 * 64, heap, MPOL_F_ADDR), 0);
+    ck_assert_int_eq(mode, MPOL_BIND);
+    ck_assert_int_eq(mask[0] & 1, 1);
+    np_policy_destroy(&p);
+    hwloc_bitmap_free(zero);
+    munmap(heap, len);
+    close(fd);
+}
+END_TEST
+
 Suite *memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -294,8 +459,11 @@ Suite *memory_suite(void)
     tcase_add_test(tc, reads_a_file);
     tcase_add_test(tc, reads_this_process);
     tcase_add_test(tc, memfd_pages_are_own);
+    tcase_add_test(tc, each_memfd_page_once);
+    tcase_add_test(tc, counts_huge_pages_by_size);
     tcase_add_test(tc, strings);
     tcase_add_test(tc, moves_own_pages);
+    tcase_add_test(tc, moves_memfd_pages);
     suite_add_tcase(s, tc);
     return s;
 }

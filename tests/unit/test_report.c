@@ -475,8 +475,10 @@ START_TEST(reports_checked_field_by_field)
         {"{\"numapin\":2,\"pid\":1,\"plan\":{\"group\":0},\"totals\":{},\"threads\":[],\"advice\":"
          "[{\"level\":\"info\"}]}",
          "is not a numapin report: \"advice[0].text\" is missing (a string)"},
+        {"{\"numapin\":4,\"pid\":1,\"plan\":{\"group\":0},\"totals\":{},\"threads\":[]}",
+         "is report format 4, which this numapin does not read: it reads formats 1 to 3"},
         {"{\"numapin\":3,\"pid\":1,\"plan\":{\"group\":0},\"totals\":{},\"threads\":[]}",
-         "is report format 3, which this numapin does not read: it reads formats 1 and 2"},
+         "is not a numapin report: \"advice\" is missing (an array: report format 3 has it)"},
         {"{\"numapin\":0}", "is report format 0, which this numapin does not read"},
         {"{\"numapin\":\"2\"}",
          "is not a numapin report: \"numapin\" (the format version) must be an integer, not a string"},

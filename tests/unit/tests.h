@@ -42,6 +42,7 @@ Suite *hotspot_suite(void);
 Suite *file_suite(void);
 Suite *marker_suite(void);
 Suite *memory_suite(void);
+Suite *hugepages_suite(void);
 Suite *text_suite(void);
 Suite *json_suite(void);
 

@@ -65,7 +65,11 @@ class ReportTest {
         // "%p" is the JVM's pid, which the report states.
         String pid = jq(".pid", file).get(0);
         assertEquals("report-" + pid + ".json", file.getFileName().toString(), ctx);
-        assertEquals(List.of("2"), jq(".numapin", file), "format version\n" + ctx);
+        assertEquals(List.of("3"), jq(".numapin", file), "format version\n" + ctx);
+        // The hugetlb pages by size and node: the summary's mem_huge=, as an object.
+        String huge = Lines.summary(r).get("mem_huge");
+        assertEquals(List.of(huge.equals("none") ? "0" : String.valueOf(huge.split(",").length)),
+                jq("[.memory.huge_pages[] | keys[]] | length", file), "huge pages: " + huge + "\n" + ctx);
         assertEquals(List.of("0 2 0 0-0"), jq("\"\\(.plan.group) \\(.plan.groups) \\(.plan.node) "
                 + "\\(.plan.cpus)-\\(.plan.cpus)\"", file), "plan: group 0 of 2 is node 0, CPU 0\n" + ctx);
         assertTrue(r.logLines().stream().anyMatch(l -> l.endsWith("[info][numapin] report " + file)),
