@@ -25,6 +25,11 @@
 #                           /usr/lib/jvm/temurin-25-jdk-amd64, skipped when absent
 #   NUMAPIN_QEMU_BUILD=DIR  where the caches, the initramfs and the consoles go
 #                           (default build/qemu)
+#   NUMAPIN_QEMU_EXTEND=FILE  a bash file sourced after the machine tables: it
+#                           may change them (MACHINES, NAME_scenarios, ...), add
+#                           QEMU arguments to the QEMU_EXTRA array, and define
+#                           extend_root DIR, called with the guest's root before
+#                           its libraries are gathered (tests/qemu/access.sh)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -69,6 +74,9 @@ h3_timeout=1500
 h3_jdk25=1
 h3_append="hugepagesz=1G hugepages=1:1"
 h3_plans=none # its scenarios compare no plan: no captured topology, no transcripts
+QEMU_EXTRA=()
+# shellcheck disable=SC1090 # a file of the caller's
+[ -z "${NUMAPIN_QEMU_EXTEND:-}" ] || . "$NUMAPIN_QEMU_EXTEND"
 
 CAPTURE=
 case ${1:-} in
@@ -270,6 +278,7 @@ cp "$CLI" "$R/numapin/numapin"
 cp -r "$B"/classes/. "$R/tests/"
 cp "$HDR" "$R/tests/hdrhistogram.jar"
 cp /usr/bin/lstopo-no-graphics /usr/bin/numactl "$R/usr/bin/"
+if declare -F extend_root >/dev/null; then extend_root "$R"; fi
 
 # Shared libraries of every ELF file in the guest, at the paths the host's
 # loader found them (the guest has no ld.so.cache; its loader searches the
@@ -351,7 +360,7 @@ boot() { # boot MACHINE: runs its scenarios, console to $B/logs/MACHINE.console
     # single-threaded TCG: multi-threaded TCG occasionally crashes JIT-compiled code
     timeout -k 10 "${NUMAPIN_QEMU_TIMEOUT:-${!tmo}}" qemu-system-x86_64 \
         -accel tcg,thread=single -machine q35 -cpu max -smp "${!smp}" -m $((i * ${!mem}))M \
-        "${args[@]}" \
+        "${args[@]}" "${QEMU_EXTRA[@]}" \
         -kernel "$VMLINUX" -initrd "$initrd" \
         -append "console=ttyS0 panic=-1 transparent_hugepage=never quiet loglevel=3 ${!app:-} numapin.machine=$m numapin.scenarios=$scen" \
         -display none -nodefaults -no-reboot -serial "file:$B/logs/$m.console" \
