@@ -153,6 +153,13 @@ void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f);
  * done), with UseNUMAInterleaving when HotSpot turned that on for it, as
  * HotSpot itself does under numactl --membind to one node.  Where that
  * cannot be done, the advice at VMInit warns that UseNUMA is on. */
+/* At load, with the whole JVM given its memory policy (`t`, the group's
+ * target): the memory the process touched before Agent_OnLoad (the
+ * launcher's malloc heap, libjvm's zeroed data, the loading thread's
+ * stack), which sits where the launcher happened to run, moved to the
+ * group's node(s) (np_memory_move_self), with one info line. */
+void np_agent_move_before_load(struct np_agent *a, const struct np_target *t);
+
 void np_agent_use_numa_at_load(struct np_agent *a, const struct np_numa_flags *f,
                                int (*set_false)(const char *flag));
 

@@ -63,6 +63,28 @@ int np_agent_place_jvm(struct np_agent *a, const struct np_targets *g, const str
     return rc;
 }
 
+void np_agent_move_before_load(struct np_agent *a, const struct np_target *t)
+{
+    if (a->late || !a->jvm_mem_set)
+        return;
+    const struct np_targets *g = a->targets;
+    struct np_policy p;
+    struct np_move r;
+    int rc = np_policy_init(&p, t);
+    if (rc == 0)
+        rc = np_memory_bind_self(&p, &r);
+    int e = errno;
+    np_policy_destroy(&p);
+    if (rc != 0) {
+        np_log(NP_LOG_INFO, "load: the memory touched before numapin loaded stays where it is: "
+                            "%s (%s)", strerror(e), np_errno_name(e));
+        return;
+    }
+    np_log(NP_LOG_INFO,
+           "load: the memory touched before numapin loaded moved to node %s (mappings=%d "
+           "refused=%d ms=%.1f)", g->node_list, r.mappings, r.refused, r.ms);
+}
+
 void np_agent_use_numa_at_load(struct np_agent *a, const struct np_numa_flags *f,
                                int (*set_false)(const char *flag))
 {

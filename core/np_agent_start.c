@@ -388,6 +388,7 @@ static enum np_status start(struct np_agent *a, const char *options)
     t.mem = a->opt.mem;
     if (!prepare(a))
         return runtime_failure(a, "cannot set up placement: out of memory");
+    np_agent_move_before_load(a, &t);
     char err[1024];
     if (a->opt.strict && !a->opt.dryrun && probe(a, &t, err, sizeof err) != 0) {
         np_log_fatal("%s (strict: the JVM does not start)", err);

@@ -808,20 +808,11 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-int np_memory_move_self(const struct np_policy *p, hwloc_const_bitmap_t nodes, struct np_move *r)
+/* The mbind pass of a move: the policy `p`, with MPOL_MF_MOVE, over every
+ * movable mapping of this process; r->mappings and r->refused counted.
+ * 0, or -1 with errno when out of memory or every mapping refused. */
+static int bind_own(const struct np_policy *p, struct np_move *r)
 {
-    memset(r, 0, sizeof *r);
-    double t0 = now_ms();
-    if (p->mode < 0 || p->error != 0 || p->mask == NULL) {
-        errno = p->mode < 0 ? EINVAL : p->error != 0 ? p->error : ENOSYS;
-        return -1;
-    }
-    struct np_memory m;
-    if (np_memory_read(0, &m, NULL) != 0)
-        return -1;
-    r->before = np_memory_on(&m, nodes);
-    long long total_before = np_memory_total(&m);
-    np_memory_free(&m);
     FILE *maps = fopen("/proc/self/maps", "re");
     if (maps == NULL)
         return -1;
@@ -870,6 +861,42 @@ int np_memory_move_self(const struct np_policy *p, hwloc_const_bitmap_t nodes, s
         errno = r->fail_errno;
         return -1;
     }
+    return 0;
+}
+
+static int policy_usable(const struct np_policy *p)
+{
+    if (p->mode < 0 || p->error != 0 || p->mask == NULL) {
+        errno = p->mode < 0 ? EINVAL : p->error != 0 ? p->error : ENOSYS;
+        return -1;
+    }
+    return 0;
+}
+
+int np_memory_bind_self(const struct np_policy *p, struct np_move *r)
+{
+    memset(r, 0, sizeof *r);
+    double t0 = now_ms();
+    if (policy_usable(p) != 0 || bind_own(p, r) != 0)
+        return -1;
+    r->ms = now_ms() - t0;
+    return 0;
+}
+
+int np_memory_move_self(const struct np_policy *p, hwloc_const_bitmap_t nodes, struct np_move *r)
+{
+    memset(r, 0, sizeof *r);
+    double t0 = now_ms();
+    if (policy_usable(p) != 0)
+        return -1;
+    struct np_memory m;
+    if (np_memory_read(0, &m, NULL) != 0)
+        return -1;
+    r->before = np_memory_on(&m, nodes);
+    long long total_before = np_memory_total(&m);
+    np_memory_free(&m);
+    if (bind_own(p, r) != 0)
+        return -1;
     struct np_memory aliased;
     if (read_pid(0, &m, NULL, &aliased) == 0 &&
         np_memory_total(&aliased) - np_memory_on(&aliased, nodes) > 0) {

@@ -44,7 +44,8 @@
  * maps read).  mbind walks the page
  * tables itself, so it also finds the pages that kernels 6.1 to 6.4 hide
  * from move_pages(2).  Nothing else in numapin moves pages; the agent
- * calls it only when the whole JVM is placed at a late attach
+ * calls it only when the whole JVM is placed: at load, over what the
+ * process touched before (np_memory_bind_self), and at a late attach
  * (docs/security.md). */
 #ifndef NP_MEMORY_H
 #define NP_MEMORY_H
@@ -161,5 +162,11 @@ struct np_move {
  * refused for every mapping: EPERM under seccomp, ENOSYS without NUMA; the
  * policy cannot be set; /proc/self/maps or numa_maps unreadable). */
 int np_memory_move_self(const struct np_policy *p, hwloc_const_bitmap_t nodes, struct np_move *r);
+
+/* The same mbind pass without counting anything (no numa_maps read before
+ * or after, no second pass): for the few pages of a process that is only
+ * starting, where reading would cost more than moving.  Fills only
+ * r->mappings, r->refused, r->fail_errno and r->ms; returns as above. */
+int np_memory_bind_self(const struct np_policy *p, struct np_move *r);
 
 #endif

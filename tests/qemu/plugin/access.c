@@ -500,7 +500,11 @@ static int number(const char *s, const char *end, long *out)
     return 0;
 }
 
-static int parse_cpus(const char *arg, const char *v)
+/* One node's field of a ':'-separated list: [p, e). */
+typedef int (*node_field)(const char *arg, int node, const char *p, const char *e);
+
+/* Calls f on each node's field of v; the number of nodes, or -1. */
+static int each_node(const char *arg, const char *v, node_field f)
 {
     int node = 0;
     while (*v) {
@@ -511,30 +515,8 @@ static int parse_cpus(const char *arg, const char *v)
         if (!e) {
             e = v + strlen(v);
         }
-        const char *p = v;
-        while (p < e) {
-            const char *q = p;
-            while (q < e && *q != '+') {
-                q++;
-            }
-            const char *dash = memchr(p, '-', q - p);
-            long a, b;
-            if (dash ? number(p, dash, &a) || number(dash + 1, q, &b) : number(p, q, &a)) {
-                return fail_arg(arg, "a node's CPUs are numbers and ranges joined by '+', nodes by ':'");
-            }
-            if (!dash) {
-                b = a;
-            }
-            if (a > b || b >= nvcpus) {
-                return fail_arg(arg, "a CPU the machine does not have");
-            }
-            for (long c = a; c <= b; c++) {
-                if (cpu_node[c] >= 0) {
-                    return fail_arg(arg, "a CPU in two nodes");
-                }
-                cpu_node[c] = node;
-            }
-            p = q < e ? q + 1 : q;
+        if (f(arg, node, v, e) != 0) {
+            return -1;
         }
         node++;
         v = *e ? e + 1 : e;
@@ -542,25 +524,45 @@ static int parse_cpus(const char *arg, const char *v)
     return node;
 }
 
-static int parse_mem(const char *arg, const char *v)
+/* A node's CPUs: numbers and ranges joined by '+'. */
+static int node_cpus(const char *arg, int node, const char *p, const char *e)
 {
-    int node = 0;
-    while (*v) {
-        if (node >= ACC_MAX_NODES) {
-            return fail_arg(arg, "more nodes than the plugin counts (8)");
+    while (p < e) {
+        const char *q = p;
+        while (q < e && *q != '+') {
+            q++;
         }
-        const char *e = strchr(v, ':');
-        if (!e) {
-            e = v + strlen(v);
+        const char *dash = memchr(p, '-', q - p);
+        long a, b;
+        if (dash ? number(p, dash, &a) || number(dash + 1, q, &b) : number(p, q, &a)) {
+            return fail_arg(arg, "a node's CPUs are numbers and ranges joined by '+', nodes by ':'");
         }
-        long mib;
-        if (number(v, e, &mib) || mib == 0) {
-            return fail_arg(arg, "each node's memory in MiB, ':' between nodes");
+        if (!dash) {
+            b = a;
         }
-        node_size[node++] = (uint64_t)mib << 20;
-        v = *e ? e + 1 : e;
+        if (a > b || b >= nvcpus) {
+            return fail_arg(arg, "a CPU the machine does not have");
+        }
+        for (long c = a; c <= b; c++) {
+            if (cpu_node[c] >= 0) {
+                return fail_arg(arg, "a CPU in two nodes");
+            }
+            cpu_node[c] = node;
+        }
+        p = q < e ? q + 1 : q;
     }
-    return node;
+    return 0;
+}
+
+/* A node's memory in MiB. */
+static int node_mem(const char *arg, int node, const char *p, const char *e)
+{
+    long mib;
+    if (number(p, e, &mib) || mib == 0) {
+        return fail_arg(arg, "each node's memory in MiB, ':' between nodes");
+    }
+    node_size[node] = (uint64_t)mib << 20;
+    return 0;
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
@@ -582,12 +584,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "cpus=", 5) == 0) {
-            ncpus = parse_cpus(a, a + 5);
+            ncpus = each_node(a, a + 5, node_cpus);
             if (ncpus < 0) {
                 return -1;
             }
         } else if (strncmp(a, "mem=", 4) == 0) {
-            nmem = parse_mem(a, a + 4);
+            nmem = each_node(a, a + 4, node_mem);
             if (nmem < 0) {
                 return -1;
             }

@@ -99,6 +99,15 @@ public final class PageNodes {
      */
     public TreeMap<Integer, Integer> count(long addr, long len) throws IOException {
         TreeMap<Integer, Integer> hist = new TreeMap<>();
+        for (long e : entries(addr, len)) {
+            int node = (e & (1L << 63)) == 0 ? ABSENT : nodeOfFrame(e & ((1L << 55) - 1));
+            hist.merge(node, 1, Integer::sum);
+        }
+        return hist;
+    }
+
+    /** The /proc/self/pagemap entries of the pages of [addr, addr+len). */
+    private static long[] entries(long addr, long len) throws IOException {
         long first = addr / PAGE;
         int n = (int) ((addr + len + PAGE - 1) / PAGE - first);
         byte[] buf = new byte[n * 8];
@@ -106,22 +115,15 @@ public final class PageNodes {
             f.seek(first * 8);
             f.readFully(buf);
         }
+        long[] out = new long[n];
         for (int i = 0; i < n; i++) {
             long e = 0;
             for (int b = 7; b >= 0; b--) {
                 e = (e << 8) | (buf[i * 8 + b] & 0xff);
             }
-            int node;
-            if ((e & (1L << 63)) == 0) {
-                node = ABSENT;
-            } else {
-                long pfn = e & ((1L << 55) - 1);
-                Integer nd = pfn == 0 ? null : blockNode.get(pfn * PAGE / blockBytes);
-                node = nd == null ? UNKNOWN : nd;
-            }
-            hist.merge(node, 1, Integer::sum);
+            out[i] = e;
         }
-        return hist;
+        return out;
     }
 
     /**
@@ -130,18 +132,7 @@ public final class PageNodes {
      * A page mapped at several addresses has the same frame at each.
      */
     public static void frames(long addr, long len, java.util.function.LongConsumer out) throws IOException {
-        long first = addr / PAGE;
-        int n = (int) ((addr + len + PAGE - 1) / PAGE - first);
-        byte[] buf = new byte[n * 8];
-        try (RandomAccessFile f = new RandomAccessFile("/proc/self/pagemap", "r")) {
-            f.seek(first * 8);
-            f.readFully(buf);
-        }
-        for (int i = 0; i < n; i++) {
-            long e = 0;
-            for (int b = 7; b >= 0; b--) {
-                e = (e << 8) | (buf[i * 8 + b] & 0xff);
-            }
+        for (long e : entries(addr, len)) {
             if ((e & (1L << 63)) != 0) {
                 out.accept(e & ((1L << 55) - 1));
             }

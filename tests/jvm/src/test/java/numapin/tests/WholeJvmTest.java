@@ -50,6 +50,32 @@ class WholeJvmTest {
         return plans.get(0);
     }
 
+    /**
+     * The memory the launcher and the loader touched before Agent_OnLoad is
+     * moved to the group's node at load, once, when the whole JVM gets its
+     * memory policy; not under mem=none, nor under dryrun, which places
+     * nothing. (Where it lands is measured on the multi-node kernels under
+     * QEMU: make test-numa's heap scenarios.)
+     */
+    @Test
+    void theMemoryTouchedBeforeLoadIsMovedOnce() {
+        ChildResult r = Launch.program("JvmThreads").gc("-XX:+UseSerialGC").options("groups=2,group=1").run()
+                .assertExit(0);
+        List<String> moved = r.logLines().stream()
+                .filter(l -> l.contains("][info][numapin] load: the memory touched before numapin loaded moved to node "))
+                .collect(Collectors.toList());
+        assertEquals(1, moved.size(), r.describe());
+        Matcher m = Pattern.compile(" \\(mappings=(\\d+) refused=(\\d+) ms=[0-9.]+\\)$").matcher(moved.get(0));
+        assertTrue(m.find(), moved.get(0));
+        assertTrue(Integer.parseInt(m.group(1)) > 0, "no mapping given the policy: " + moved.get(0));
+        assertEquals("0", m.group(2), moved.get(0));
+        for (String opts : List.of("groups=2,group=1,mem=none", "groups=2,group=1,dryrun")) {
+            ChildResult n = Launch.program("JvmThreads").gc("-XX:+UseSerialGC").options(opts).run().assertExit(0);
+            assertTrue(n.logLines().stream().noneMatch(l -> l.contains("] load: the memory touched before")),
+                    opts + "\n" + n.describe());
+        }
+    }
+
     /** Every thread of the JVM (GC, JIT, VM threads included) on group 1's CPU, the workers placed. */
     @Test
     void byDefaultTheWholeJvmLivesOnItsGroup() {
