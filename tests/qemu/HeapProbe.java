@@ -37,6 +37,8 @@ import numapin.tierbench.PageNodes;
  *   coops=FILE   the -Xlog file holding the heap's address (required
  *                unless heap=memfd)
  *   heap=memfd   the heap is ZGC's memfd
+ *   settle=1     count until two counts agree (below), for comparing the
+ *                last with what numapin's summary says at exit
  *   nodes=LIST   the node(s) the heap should be on, for the share (required)
  *   mib=N        long-lived data to build (default 24)
  *   ready=FILE   after the first count, create FILE and wait for
@@ -47,7 +49,7 @@ import numapin.tierbench.PageNodes;
  * each count (P is "end", or "before" and "after"), then "own phase=P
  * pages=N by_node=.. huge_pages=H huge_by_node=.." for all the process's
  * own memory as numapin counts it (anonymous, memfd, hugetlbfs, SysV shared
- * memory), H of it in hugetlbfs pages, every page once, in 4 KiB pages,
+ * memory, shared anonymous), H of it in hugetlbfs pages, every page once, in 4 KiB pages,
  * and thp_kib=T, the transparent huge pages among it (smaps' AnonHugePages);
  * and "heap: PASS" unless
  * the heap's range could not be found or holds no resident page. The share
@@ -110,12 +112,14 @@ public final class HeapProbe {
 
         /**
          * The process's own memory, as numapin counts it: no file, or the
-         * kernel's names for anonymous huge pages, memfds (ZGC's heap) and
-         * SysV shared memory; not a file of a file system.
+         * kernel's names for anonymous huge pages, memfds (ZGC's heap), SysV
+         * shared memory and shared anonymous memory (/dev/zero); not a file
+         * of a file system.
          */
         boolean own() {
             return path.isEmpty() || path.startsWith("[heap]") || path.startsWith("[stack") || path.startsWith("[anon:")
-                    || path.startsWith("/anon_hugepage") || path.startsWith("/memfd:") || path.startsWith("/SYSV");
+                    || path.startsWith("/anon_hugepage") || path.startsWith("/memfd:") || path.startsWith("/SYSV")
+                    || path.startsWith("/dev/zero");
         }
     }
 
@@ -221,7 +225,8 @@ public final class HeapProbe {
         return heap;
     }
 
-    static void count(String phase, long[] range, BitSet want) throws IOException {
+    /** Prints the heap's count and the process's own; returns the latter's pages. */
+    static long count(String phase, long[] range, BitSet want) throws IOException {
         List<Mapping> maps = mappings();
         Frames files = new Frames();
         TreeMap<Integer, Integer> pages = heapFrames(maps, range, files).byNode();
@@ -257,6 +262,7 @@ public final class HeapProbe {
         if (resident == 0) {
             throw new IllegalStateException("no resident page in the heap");
         }
+        return total(o);
     }
 
     public static void main(String[] args) throws Exception {
@@ -301,12 +307,25 @@ public final class HeapProbe {
                 Thread.sleep(50);
             }
             count("after", range, want);
+        } else if (!"1".equals(a.get("settle"))) {
+            count("end", range, want);
         } else {
             // Counting allocates (the maps it reads, the frames it sorts):
-            // a first count touches the young generation's pages that the
-            // second's garbage reuses after a collection, so the second
-            // count is what the process holds until it exits.
-            count("warm", range, want);
+            // a count touches heap pages that the next count's garbage
+            // reuses after a collection (the young generation; ZGC's page
+            // cache), so counts repeat until one holds what the one before
+            // it did (within 0.1%, at most 4): that is what the process
+            // holds until it exits.
+            long last = count("warm", range, want);
+            for (int i = 0; i < 3; i++) {
+                System.gc();
+                long now = count("warm", range, want);
+                boolean settled = Math.abs(now - last) * 1000 <= last;
+                last = now;
+                if (settled) {
+                    break;
+                }
+            }
             System.gc();
             count("end", range, want);
         }

@@ -18,7 +18,7 @@
 #                           2 or more CPUs, else 1)
 #   NUMAPIN_AGENT, NUMAPIN_CLI  the agent and tool (default build/libnumapin.so,
 #                           build/numapin)
-#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 600 for n2, 720 for n3, 1500 for h3)
+#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 900 for n2, 720 for n3, 1500 for h3)
 #   JAVA17_HOME             JDK 17 whose jlink builds the guest's runtime
 #   JAVA25_HOME             JDK 25 whose jlink builds a second runtime, for the
 #                           machines that run scenarios on it too (n2); default
@@ -55,7 +55,7 @@ n2_nodes="0-1 2-3"
 n2_mem_mb=1024
 n2_dist="0,1,21"
 n2_scenarios="n2-basics n2-preferred n2-bind n2-none n2-interleave n2-two-jvms n2-spawned n2-jvm-scope n2-usenuma n2-cpuset n2-two-pods n2-heap n2-heap-usenuma"
-n2_timeout=600
+n2_timeout=900
 n2_jdk25=1 # its initrd also holds /jdk25: the UseNUMA and heap scenarios run on JDK 25 too
 n3_smp="6,sockets=1,cores=6,threads=1"
 n3_nodes="0-1 2-3 4-5"

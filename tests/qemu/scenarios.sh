@@ -907,7 +907,11 @@ heap_run() {
     case $how in
         none) ;;
         numactl:*) pre="numactl --cpunodebind=${how#numactl:} --membind=${how#numactl:}" ;;
-        numapin:*) agent="-agentpath:$AGENT=${how#numapin:},log=info:/tmp/$tag.log" ;;
+        numapin:*)
+            agent="-agentpath:$AGENT=${how#numapin:},log=info:/tmp/$tag.log"
+            # the last count is compared with numapin's summary
+            [ -n "${HEAP_BG:-}" ] || set -- "$@" settle=1
+            ;;
         cpus:*) pre="taskset -c ${how#cpus:}" ;;
     esac
     rm -f "/tmp/$tag.log" "/tmp/$tag.coops"
@@ -983,6 +987,7 @@ heap_row() {
     b=$(pct "$share")
     [ -n "${HEAP_SHORT:-}" ] || heap_at_least_99 "$t-numapin" "$n"
     summary_agrees "$t-numapin"
+    [ -n "${HEAP_SHORT:-}" ] || own_local "$t-numapin"
     if [ -z "${HEAP_NUMAPIN_ONLY:-}" ]; then
         # shellcheck disable=SC2086
         heap_run "$t-numactl" "$gc" "$pt" "numactl:$n" "$n" $HEAP_PROBE
@@ -993,6 +998,21 @@ heap_row() {
     gcname=$gc
     [ "$gc" = Z ] && gcname=ZGC
     echo "heaptable: | $m | $jdk | $gcname | $pt | ${HEAP_LABEL:-${HEAP_FLAGS:--}} | $g | $a | $b | $c |"
+}
+
+# own_local TAG: at least 99.9% of the process's own memory on the group's
+# node(s) by numapin's summary at exit: also what the launcher and the
+# loader touched before Agent_OnLoad, which numapin moves at load (the
+# "load: ... moved" line)
+own_local() {
+    sl=$(grep '\]\[info\]\[numapin\] summary ' "/tmp/$1.log" 2>/dev/null | tail -1)
+    loc=$(kv "$sl" mem_local)
+    if [ -n "$loc" ] && [ "$(awk -v s="${loc%\%}" 'BEGIN { print (s >= 99.9) }')" = 1 ]; then
+        ok "$1: $loc of the process's own memory on the group's node (mem_pages=$(kv "$sl" mem_pages))"
+    else
+        fail "$1: ${loc:-no} mem_local= in the summary, below 99.9% (mem_pages=$(kv "$sl" mem_pages))"
+    fi
+    has_line "$1" info "load: the memory touched before numapin loaded moved to node"
 }
 
 # summary_agrees TAG: numapin's summary at exit gives the process's own
@@ -1013,6 +1033,18 @@ summary_agrees() {
         ok "$1: the summary's $mine pages agree with the $theirs counted page by page (within 1%)"
     else
         fail "$1: the summary's ${mine:-?} pages against ${theirs:-?} counted page by page: more than 1% apart"
+    fi
+    # mem_huge=1:30x2M,2:2x2M (or none) against the probe's huge_by_node=N1=15360,N2=1024 (4 KiB pages)
+    hs=$(kv "$sl" mem_huge | tr ',' '\n' | awk -F'[:x]' '
+        /^[0-9]+:[0-9]+x[0-9]+[MG]$/ { kb = $3 + 0; kb *= ($3 ~ /G$/) ? 1048576 : 1024; n[$1] += $2 * kb / 4 }
+        END { for (k in n) printf "N%s=%d\n", k, n[k] }' | sort)
+    hp=$(kv "$own" huge_by_node | tr ',' '\n' | grep '^N' | sort)
+    if [ -z "$(kv "$sl" mem_huge)" ]; then
+        fail "$1: the summary has no mem_huge="
+    elif [ "$(echo "$hs" | tr '\n' ' ')" = "$(echo "$hp" | tr '\n' ' ')" ]; then
+        ok "$1: the summary's huge pages by node (mem_huge=$(kv "$sl" mem_huge)) are the probe's (${hp:-none})"
+    else
+        fail "$1: the summary's huge pages by node, mem_huge=$(kv "$sl" mem_huge) ($(echo $hs)), are not the probe's ($(echo $hp))"
     fi
 }
 
@@ -1158,32 +1190,43 @@ h3_jdks() {
     if have_jdk25; then echo "/jdk /jdk25"; else echo /jdk; fi
 }
 
-# -XX:+UseLargePages (hugetlbfs, 2 MiB pages): the 64 MiB heap takes 32.
-# With 40 free on each node: no warning, the heap on node 1.  With 20: one
-# warning at start-up with the numbers and the fix; under mem=preferred
-# (the default) the rest comes from the other nodes, under mem=bind HotSpot
-# falls back to small pages (its own warning) and the heap is local.  With
-# 1 GiB pages (a 1 GiB heap): the one page reserved on node 1, with numapin
-# only.
+# -XX:+UseLargePages (hugetlbfs, 2 MiB pages): HotSpot reserves the 64 MiB
+# heap (32 pages) and its code cache (ReservedCodeCacheSize, read from the
+# JVM) in huge pages.  With 4 pages more than that free on each node: no
+# warning, the heap on node 1.  With 20: one warning at start-up with the
+# numbers and the fix; under mem=preferred (the default) the rest comes
+# from the other nodes, under mem=bind HotSpot falls back to small pages
+# (its own warning) and the heap is local.  With 1 GiB pages (a 1 GiB
+# heap): the one page reserved on node 1, with numapin only.
 scenario_h3_large_pages() {
     for HEAP_JDK in $(h3_jdks); do
         j=${HEAP_JDK#/jdk}
         HEAP_FLAGS=-XX:+UseLargePages
-        huge_pool 2048 40
-        HEAP_TAG=-lp40 HEAP_LABEL="-XX:+UseLargePages, 2 MiB pages, 40 free a node" heap_row h3 G1 off 1 1
-        huge_used heap-G1-ptoff-g1-lp40$j-numapin
-        no_warning heap-G1-ptoff-g1-lp40$j-numapin
+        # shellcheck disable=SC2086
+        cc=$($HEAP_JDK/bin/java $HEAP_JAVA $HEAP_FLAGS -XX:+PrintFlagsFinal -version 2>/dev/null |
+            awk '$2 == "ReservedCodeCacheSize" { print int(($4 + 2097151) / 2097152) }')
+        need=$((32 + ${cc:-0}))
+        echo "JDK ${j:-17}: the heap takes 32 pages of 2 MiB, the code cache ${cc:-?}: $need"
+        enough=$((need + 4))
+        huge_pool 2048 $enough
+        HEAP_TAG=-lpenough HEAP_LABEL="-XX:+UseLargePages, 2 MiB pages, $enough free a node (the heap and code cache take $need)" heap_row h3 G1 off 1 1
+        huge_used heap-G1-ptoff-g1-lpenough$j-numapin
+        no_warning heap-G1-ptoff-g1-lpenough$j-numapin
+        has_line heap-G1-ptoff-g1-lpenough$j-numapin info "free=$enough needed=$need size=2M nodes=1 heap_pages=32 code_pages=$cc"
         huge_pool 2048 20
-        HEAP_SHORT=1 HEAP_TAG=-lp20 HEAP_LABEL="-XX:+UseLargePages, 2 MiB pages, 20 free a node" heap_row h3 G1 off 1 1
-        has_line heap-G1-ptoff-g1-lp20$j-numapin warning "free=20 needed=32 size=2M nodes=1"
+        HEAP_SHORT=1 HEAP_TAG=-lp20 HEAP_LABEL="-XX:+UseLargePages, 2 MiB pages, 20 free a node (short)" heap_row h3 G1 off 1 1
+        has_line heap-G1-ptoff-g1-lp20$j-numapin warning "free=20 needed=$need size=2M nodes=1 heap_pages=32 code_pages=$cc"
+        has_line heap-G1-ptoff-g1-lp20$j-numapin warning "under mem=preferred the kernel takes the $((need - 20)) pages node 1 lacks from other nodes' pools"
+        has_line heap-G1-ptoff-g1-lp20$j-numapin warning "echo $need > /sys/devices/system/node/node1/hugepages/hugepages-2048kB/nr_hugepages"
         t=heap-G1-ptoff-g1-lp20bind$j-numapin
         heap_run $t G1 off numapin:group=1,mem=bind 1
         heap_at_least_99 $t 1
-        has_line $t warning "free=20 needed=32 size=2M nodes=1"
-        echo "heaptable: | h3 | ${j:-17} | G1 | off | -XX:+UseLargePages, 2 MiB pages, 20 free a node, numapin mem=bind | 1 | - | $(pct "$share") | - |"
+        has_line $t warning "free=20 needed=$need size=2M nodes=1 heap_pages=32 code_pages=$cc"
+        has_line $t warning "under mem=bind the kernel lets HotSpot reserve huge pages only on"
+        echo "heaptable: | h3 | ${j:-17} | G1 | off | -XX:+UseLargePages, 2 MiB pages, 20 free a node (short), numapin mem=bind | 1 | - | $(pct "$share") | - |"
         # 2 MiB pages too, for what HotSpot puts in huge pages beside the heap
         # (the code cache): only the heap is in the 1 GiB page
-        huge_pool 2048 40
+        huge_pool 2048 $enough
         HEAP_JAVA="-Xint -Xms1g -Xmx1g -XX:-UsePerfData -cp /tests"
         HEAP_FLAGS="-XX:+UseLargePages -XX:LargePageSizeInBytes=1g"
         # numapin's run only: the one 1 GiB page is on node 1 whoever asks
