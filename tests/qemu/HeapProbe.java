@@ -101,12 +101,14 @@ public final class HeapProbe {
         final long start;
         final long end;
         final String path;
+        final boolean none; // PROT_NONE: a reservation, no page can be present
         long pageKib = 4;
         long thpKib;
 
-        Mapping(long start, long end, String path) {
+        Mapping(long start, long end, String perms, String path) {
             this.start = start;
             this.end = end;
+            this.none = perms.startsWith("---");
             this.path = path;
         }
 
@@ -136,7 +138,7 @@ public final class HeapProbe {
             if (dash > 0 && sp > dash && line.substring(0, dash).matches("[0-9a-f]+")) {
                 String[] f = line.trim().split("\\s+", 6);
                 m = new Mapping(Long.parseUnsignedLong(line.substring(0, dash), 16),
-                        Long.parseUnsignedLong(line.substring(dash + 1, sp), 16), f.length > 5 ? f[5] : "");
+                        Long.parseUnsignedLong(line.substring(dash + 1, sp), 16), f[1], f.length > 5 ? f[5] : "");
                 out.add(m);
             } else if (m != null && line.startsWith("KernelPageSize:")) {
                 m.pageKib = kib(line);
@@ -246,7 +248,7 @@ public final class HeapProbe {
         Frames huge = new Frames();
         long thp = 0;
         for (Mapping m : maps) {
-            if (m.own()) {
+            if (m.own() && !m.none) {
                 own.addRange(m.start, m.end);
                 if (m.pageKib > 4) {
                     huge.addRange(m.start, m.end);

@@ -99,31 +99,33 @@ public final class PageNodes {
      */
     public TreeMap<Integer, Integer> count(long addr, long len) throws IOException {
         TreeMap<Integer, Integer> hist = new TreeMap<>();
-        for (long e : entries(addr, len)) {
-            int node = (e & (1L << 63)) == 0 ? ABSENT : nodeOfFrame(e & ((1L << 55) - 1));
-            hist.merge(node, 1, Integer::sum);
-        }
+        entries(addr, len, e -> hist.merge((e & (1L << 63)) == 0 ? ABSENT : nodeOfFrame(e & ((1L << 55) - 1)), 1,
+                Integer::sum));
         return hist;
     }
 
-    /** The /proc/self/pagemap entries of the pages of [addr, addr+len). */
-    private static long[] entries(long addr, long len) throws IOException {
+    /** Pages read from pagemap at a time: 512 KiB of entries. */
+    private static final int CHUNK = 1 << 16;
+
+    /** Each /proc/self/pagemap entry of the pages of [addr, addr+len), in order. */
+    private static void entries(long addr, long len, java.util.function.LongConsumer out) throws IOException {
         long first = addr / PAGE;
-        int n = (int) ((addr + len + PAGE - 1) / PAGE - first);
-        byte[] buf = new byte[n * 8];
+        long end = (addr + len + PAGE - 1) / PAGE;
+        byte[] buf = new byte[(int) Math.min(CHUNK, Math.max(0, end - first)) * 8];
         try (RandomAccessFile f = new RandomAccessFile("/proc/self/pagemap", "r")) {
-            f.seek(first * 8);
-            f.readFully(buf);
-        }
-        long[] out = new long[n];
-        for (int i = 0; i < n; i++) {
-            long e = 0;
-            for (int b = 7; b >= 0; b--) {
-                e = (e << 8) | (buf[i * 8 + b] & 0xff);
+            for (long at = first; at < end; at += CHUNK) {
+                int n = (int) Math.min(CHUNK, end - at);
+                f.seek(at * 8);
+                f.readFully(buf, 0, n * 8);
+                for (int i = 0; i < n; i++) {
+                    long e = 0;
+                    for (int b = 7; b >= 0; b--) {
+                        e = (e << 8) | (buf[i * 8 + b] & 0xff);
+                    }
+                    out.accept(e);
+                }
             }
-            out[i] = e;
         }
-        return out;
     }
 
     /**
@@ -132,11 +134,11 @@ public final class PageNodes {
      * A page mapped at several addresses has the same frame at each.
      */
     public static void frames(long addr, long len, java.util.function.LongConsumer out) throws IOException {
-        for (long e : entries(addr, len)) {
+        entries(addr, len, e -> {
             if ((e & (1L << 63)) != 0) {
                 out.accept(e & ((1L << 55) - 1));
             }
-        }
+        });
     }
 
     /** The node holding frame {@code pfn}, or {@link #UNKNOWN}. */
