@@ -105,11 +105,13 @@ static void hand_name(const char *name, pid_t tid, bool start, enum np_how how)
 }
 
 static pid_t os_tid(JNIEnv *jni, jthread thread);
+static pid_t os_tid_unlocked(jthread thread, JNIEnv *jni);
 
-/* The calling thread's OS id (thread is the calling thread). */
+/* The calling thread's OS id (thread is the calling thread, which cannot
+ * end meanwhile: no monitor is taken, as its starter may hold it). */
 static pid_t self_tid(JNIEnv *jni, jthread thread)
 {
-    pid_t tid = atomic_load_explicit(&tid_from_hotspot, memory_order_acquire) ? os_tid(jni, thread) : -1;
+    pid_t tid = atomic_load_explicit(&tid_from_hotspot, memory_order_acquire) ? os_tid_unlocked(thread, jni) : -1;
     return tid > 0 ? tid : (pid_t)syscall(SYS_gettid);
 }
 
@@ -143,8 +145,22 @@ static long flag_intx(const char *name)
     return np_hotspot_intx(name, &v) == 0 ? (long)v : -1;
 }
 
-/* The OS id of a running thread, or -1. */
+/* The OS id of a running thread, or -1.  A thread that ends clears its
+ * java.lang.Thread's eetop holding that object's monitor (HotSpot's
+ * ensure_join, which Thread.join waits on), and its JavaThread is freed
+ * only after: read under the same monitor, a non-zero eetop is a
+ * JavaThread still there. */
 static pid_t os_tid(JNIEnv *jni, jthread thread)
+{
+    if (eetop == NULL || (*jni)->MonitorEnter(jni, thread) != JNI_OK)
+        return -1;
+    pid_t tid = os_tid_unlocked(thread, jni);
+    (*jni)->MonitorExit(jni, thread);
+    return tid;
+}
+
+/* The same without the monitor: for a thread that cannot end meanwhile. */
+static pid_t os_tid_unlocked(jthread thread, JNIEnv *jni)
 {
     if (eetop == NULL)
         return -1;
@@ -231,7 +247,7 @@ static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
     }
     jthread self = NULL;
     if (eetop != NULL && (*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE && self != NULL) {
-        if (os_tid(jni, self) == (pid_t)syscall(SYS_gettid))
+        if (os_tid_unlocked(self, jni) == (pid_t)syscall(SYS_gettid))
             atomic_store_explicit(&tid_from_hotspot, 1, memory_order_release);
         (*jni)->DeleteLocalRef(jni, self);
     }

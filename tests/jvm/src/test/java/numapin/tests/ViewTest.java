@@ -238,6 +238,26 @@ class ViewTest {
         return screen;
     }
 
+    /**
+     * The pane once it shows frame `n` or a later one: frames come a second
+     * apart, and a capture on a busy machine can miss one.
+     */
+    static String awaitFrame(Path dir, String socket, int n, long limitS) throws InterruptedException {
+        long deadline = System.nanoTime() + limitS * 1_000_000_000L;
+        String screen = "";
+        java.util.regex.Pattern frame = java.util.regex.Pattern.compile("frame (\\d+),");
+        while (System.nanoTime() < deadline) {
+            screen = tmux(dir, socket, "capture-pane", "-p", "-t", "view")[1];
+            java.util.regex.Matcher m = frame.matcher(screen);
+            if (m.find() && Integer.parseInt(m.group(1)) >= n) {
+                return screen;
+            }
+            Thread.sleep(200);
+        }
+        fail("the pane never showed frame " + n + " or a later one:\n" + screen);
+        return screen;
+    }
+
     @Test
     void watchInATerminalRedrawsInPlaceAndQuitsOnQ() throws Exception {
         Path go = RunLogs.newRunDir().resolve("go");
@@ -250,7 +270,7 @@ class ViewTest {
                     "-y", "16", "sh", "-c", Launch.shellQuote(List.of(cli(), "check", pid, "--watch"))
                             + "; echo watch-exit=$?; sleep 120");
             assertEquals("0", started[0], started[1]);
-            String screen = awaitPane(dir, socket, "frame 3,", 60);
+            String screen = awaitFrame(dir, socket, 3, 60);
             // One frame on the screen, drawn in place: its header on the top
             // line (16 rows: the rows that do not fit are counted instead).
             assertTrue(screen.startsWith("numapin check " + pid + " "), screen);
