@@ -1,12 +1,14 @@
 /* numapin's JFR events: see jfr.h and docs/jfr.md.
  *
  * Only the JDK's supported API, called through JNI: jdk.jfr.EventFactory
- * defines the four event types at run time; FlightRecorder tells whether
+ * defines the six event types at run time; FlightRecorder tells whether
  * it is initialised and which recordings run; addPeriodicEvent asks for
- * numapin.NodeMemory at the period the recordings set, through a Runnable
- * that releases a java.util.concurrent.Semaphore numapin's thread waits
- * on (java.lang.invoke.MethodHandleProxies over Semaphore.release: no
- * class of numapin's own, no bytecode).
+ * each periodic type (numapin.NodeMemory, numapin.AccessLocality,
+ * numapin.ThreadAccess) at the period the recordings set, through a
+ * Runnable that releases a java.util.concurrent.Semaphore of the type's
+ * own (java.lang.invoke.MethodHandleProxies over Semaphore.release: no
+ * class of numapin's own, no bytecode).  numapin's thread waits on
+ * NodeMemory's, and looks at the others' each time it wakes.
  *
  * JNI rules kept everywhere: a pending exception is checked after each
  * call that can throw, and cleared (one warning for the first; a pending
@@ -19,6 +21,7 @@
 #include "jfr.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -27,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "np_access.h"
 #include "np_memory.h"
 #include "np_text.h"
 
@@ -41,24 +45,25 @@ static char *options_text;  /* the option string, printable ASCII */
 static pid_t (*tid_of)(JNIEnv *, jobject);
 static atomic_bool stopping;
 static np_once warned;
-static _Atomic(jobject) semaphore; /* global: wakes numapin's thread */
+static _Atomic(jobject) semaphore; /* global: wakes numapin's thread (NodeMemory's period) */
 
 /* java.base, and jdk.jfr's FlightRecorder: found when the thread starts. */
-static jclass c_object, c_integer, c_long, c_boolean, c_void, c_string, c_thread, c_thread_group,
+static jclass c_object, c_integer, c_long, c_double, c_boolean, c_void, c_string, c_thread, c_thread_group,
     c_list, c_arrays, c_semaphore, c_time_unit, c_runnable, c_lookup, c_method_type,
     c_method_handle, c_method_handles, c_mh_proxies, c_flight_recorder;
-static jmethodID m_to_string, m_integer_of, m_long_of, m_boolean_of, m_current_thread,
+static jmethodID m_to_string, m_integer_of, m_long_of, m_double_of, m_boolean_of, m_current_thread,
     m_thread_group, m_group_parent, m_group_count, m_group_enumerate, m_list_size, m_list_get,
     m_as_list, m_sem_new, m_sem_try, m_sem_release, m_sem_drain, m_public_lookup, m_find_virtual,
     m_method_type, m_bind_to, m_as_interface, m_is_available, m_is_initialized;
 /* The rest of jdk.jfr: found when JFR is first initialised. */
 static jclass c_recording, c_recording_state, c_event_factory, c_event, c_annotation_element,
     c_value_descriptor, c_name, c_label, c_description, c_category, c_period, c_stack_trace,
-    c_data_amount;
+    c_data_amount, c_percentage;
 static jmethodID m_get_recorder, m_get_recordings, m_add_periodic, m_rec_state, m_rec_id,
     m_factory_create, m_new_event, m_should_commit, m_set, m_commit, m_annotation_new,
-    m_descriptor_new;
-static jobject o_int_type, o_long_type, o_boolean_type, o_void_type, o_running, o_millis;
+    m_annotation_mark, m_descriptor_new;
+static jobject o_int_type, o_long_type, o_double_type, o_boolean_type, o_void_type, o_running,
+    o_millis;
 
 struct class_ref {
     jclass *out;
@@ -78,7 +83,8 @@ struct field_ref {
 
 static const struct class_ref base_classes[] = {
     {&c_object, "java/lang/Object"}, {&c_integer, "java/lang/Integer"},
-    {&c_long, "java/lang/Long"}, {&c_boolean, "java/lang/Boolean"}, {&c_void, "java/lang/Void"},
+    {&c_long, "java/lang/Long"}, {&c_double, "java/lang/Double"},
+    {&c_boolean, "java/lang/Boolean"}, {&c_void, "java/lang/Void"},
     {&c_string, "java/lang/String"}, {&c_thread, "java/lang/Thread"},
     {&c_thread_group, "java/lang/ThreadGroup"}, {&c_list, "java/util/List"},
     {&c_arrays, "java/util/Arrays"}, {&c_semaphore, "java/util/concurrent/Semaphore"},
@@ -93,6 +99,7 @@ static const struct method_ref base_methods[] = {
     {&m_to_string, &c_object, "toString", "()Ljava/lang/String;", false},
     {&m_integer_of, &c_integer, "valueOf", "(I)Ljava/lang/Integer;", true},
     {&m_long_of, &c_long, "valueOf", "(J)Ljava/lang/Long;", true},
+    {&m_double_of, &c_double, "valueOf", "(D)Ljava/lang/Double;", true},
     {&m_boolean_of, &c_boolean, "valueOf", "(Z)Ljava/lang/Boolean;", true},
     {&m_current_thread, &c_thread, "currentThread", "()Ljava/lang/Thread;", true},
     {&m_thread_group, &c_thread, "getThreadGroup", "()Ljava/lang/ThreadGroup;", false},
@@ -121,6 +128,7 @@ static const struct method_ref base_methods[] = {
 static const struct field_ref base_fields[] = {
     {&o_int_type, &c_integer, "TYPE", "Ljava/lang/Class;"},
     {&o_long_type, &c_long, "TYPE", "Ljava/lang/Class;"},
+    {&o_double_type, &c_double, "TYPE", "Ljava/lang/Class;"},
     {&o_boolean_type, &c_boolean, "TYPE", "Ljava/lang/Class;"},
     {&o_void_type, &c_void, "TYPE", "Ljava/lang/Class;"},
     {&o_millis, &c_time_unit, "MILLISECONDS", "Ljava/util/concurrent/TimeUnit;"},
@@ -140,6 +148,7 @@ static const struct class_ref jfr_classes[] = {
     {&c_label, "jdk/jfr/Label"}, {&c_description, "jdk/jfr/Description"},
     {&c_category, "jdk/jfr/Category"}, {&c_period, "jdk/jfr/Period"},
     {&c_stack_trace, "jdk/jfr/StackTrace"}, {&c_data_amount, "jdk/jfr/DataAmount"},
+    {&c_percentage, "jdk/jfr/Percentage"},
 };
 static const struct method_ref jfr_methods[] = {
     {&m_get_recorder, &c_flight_recorder, "getFlightRecorder", "()Ljdk/jfr/FlightRecorder;", true},
@@ -156,6 +165,7 @@ static const struct method_ref jfr_methods[] = {
     {&m_commit, &c_event, "commit", "()V", false},
     {&m_annotation_new, &c_annotation_element, "<init>",
      "(Ljava/lang/Class;Ljava/lang/Object;)V", false},
+    {&m_annotation_mark, &c_annotation_element, "<init>", "(Ljava/lang/Class;)V", false},
     {&m_descriptor_new, &c_value_descriptor, "<init>",
      "(Ljava/lang/Class;Ljava/lang/String;Ljava/util/List;)V", false},
 };
@@ -165,12 +175,13 @@ static const struct field_ref jfr_fields[] = {
 
 /* ------------------------------------------------------------ event types */
 
-enum kind { STRING, INT, LONG, BOOL, THREAD };
+enum kind { STRING, INT, LONG, BOOL, THREAD, BYTES, PERCENT };
 
+/* BYTES: a long with @DataAmount(BYTES); PERCENT: a double with
+ * @Percentage (a fraction, 0.987 shown as 98.7%). */
 struct field {
     const char *name, *label, *description;
     enum kind kind;
-    bool bytes; /* @DataAmount(BYTES) */
 };
 
 struct type {
@@ -179,11 +190,13 @@ struct type {
     const struct field *fields;
     int n;
     jobject factory;    /* global, once defined */
+    _Atomic(jobject) tick; /* global: released at the type's period (periodic types) */
 };
 
 union value {
     const char *s;
     long long i;
+    double d;
     bool b;
     jobject o;
 };
@@ -191,76 +204,118 @@ union value {
 enum { P_THREAD, P_NAME, P_TID, P_GROUP, P_NODES, P_CPUS, P_MEM, P_MEM_ERROR, P_HOW, P_VERIFIED,
        P_EARLIER, P_COUNT };
 static const struct field placement_fields[P_COUNT] = {
-    {"thread", "Thread", "The placed thread; null when it has ended", THREAD, false},
-    {"threadName", "Thread Name", "The name numapin matched against threads=", STRING, false},
-    {"osThreadId", "OS Thread Id", "The placed thread's Linux thread id (tid)", LONG, false},
-    {"group", "Group", "This JVM's group (group=)", INT, false},
-    {"nodes", "Nodes", "The group's NUMA nodes", STRING, false},
-    {"cpus", "CPUs", "The CPUs the thread was bound to", STRING, false},
+    {"thread", "Thread", "The placed thread; null when it has ended", THREAD},
+    {"threadName", "Thread Name", "The name numapin matched against threads=", STRING},
+    {"osThreadId", "OS Thread Id", "The placed thread's Linux thread id (tid)", LONG},
+    {"group", "Group", "This JVM's group (group=)", INT},
+    {"nodes", "Nodes", "The group's NUMA nodes", STRING},
+    {"cpus", "CPUs", "The CPUs the thread was bound to", STRING},
     {"memoryPolicy", "Memory Policy",
      "The memory policy the thread was given; unchanged when placed from outside; "
-     "null when setting it failed", STRING, false},
+     "null when setting it failed", STRING},
     {"memoryError", "Memory Error", "Why setting the memory policy failed (an errno name)",
-     STRING, false},
+     STRING},
     {"how", "How",
      "start: on the thread at its start; attach: at a late attach; rescan: after a rename",
-     STRING, false},
-    {"verified", "Verified", "The placement read back as made", BOOL, false},
+     STRING},
+    {"verified", "Verified", "The placement read back as made", BOOL},
     {"earlier", "Placed Earlier",
-     "Placed before numapin saw the recording run; emitted when it did", BOOL, false},
+     "Placed before numapin saw the recording run; emitted when it did", BOOL},
 };
 
 enum { L_GROUP, L_GROUPS, L_DOMAIN, L_NODES, L_CPUS, L_CPUS_MODE, L_CPUKIND, L_SLOTS, L_MEM,
        L_THREADS, L_SCOPE, L_DRYRUN, L_OPTIONS, L_COUNT };
 static const struct field plan_fields[L_COUNT] = {
-    {"group", "Group", "This JVM's group (group=)", INT, false},
-    {"groups", "Groups", "Groups sharing the machine (groups=)", INT, false},
-    {"domain", "Domain", "What a group is placed on: node, package or l3", STRING, false},
-    {"nodes", "Nodes", "The group's NUMA nodes", STRING, false},
-    {"cpus", "CPUs", "The CPUs placed threads use", STRING, false},
-    {"cpusMode", "CPUs Mode", "node: all the group's CPUs; core or pu: one each", STRING, false},
-    {"cpukind", "CPU Kind", "The CPU kind placed threads use (cpukind=)", STRING, false},
-    {"slots", "Slots", "Cores or hardware threads placed threads are spread over", INT, false},
-    {"memoryPolicy", "Memory Policy", "The memory policy placed threads get", STRING, false},
-    {"threads", "Threads", "The thread-name globs that are placed (threads=)", STRING, false},
-    {"scope", "Scope", "threads, or jvm: the whole JVM bound to the group too", STRING, false},
-    {"dryrun", "Dry Run", "Plan and log only, bind nothing", BOOL, false},
-    {"options", "Options", "numapin's option string as given", STRING, false},
+    {"group", "Group", "This JVM's group (group=)", INT},
+    {"groups", "Groups", "Groups sharing the machine (groups=)", INT},
+    {"domain", "Domain", "What a group is placed on: node, package or l3", STRING},
+    {"nodes", "Nodes", "The group's NUMA nodes", STRING},
+    {"cpus", "CPUs", "The CPUs placed threads use", STRING},
+    {"cpusMode", "CPUs Mode", "node: all the group's CPUs; core or pu: one each", STRING},
+    {"cpukind", "CPU Kind", "The CPU kind placed threads use (cpukind=)", STRING},
+    {"slots", "Slots", "Cores or hardware threads placed threads are spread over", INT},
+    {"memoryPolicy", "Memory Policy", "The memory policy placed threads get", STRING},
+    {"threads", "Threads", "The thread-name globs that are placed (threads=)", STRING},
+    {"scope", "Scope", "threads, or jvm: the whole JVM bound to the group too", STRING},
+    {"dryrun", "Dry Run", "Plan and log only, bind nothing", BOOL},
+    {"options", "Options", "numapin's option string as given", STRING},
 };
 
 enum { A_LEVEL, A_MESSAGE, A_COUNT };
 static const struct field advice_fields[A_COUNT] = {
-    {"level", "Level", "The log level of the advice line: warning or info", STRING, false},
-    {"message", "Message", "The advice, as the log line says it after \"advice: \"", STRING, false},
+    {"level", "Level", "The log level of the advice line: warning or info", STRING},
+    {"message", "Message", "The advice, as the log line says it after \"advice: \"", STRING},
 };
 
 enum { M_NODE, M_RESIDENT, M_GROUP_NODE, M_HUGE, M_COUNT };
 static const struct field memory_fields[M_COUNT] = {
-    {"node", "Node", "The NUMA node (OS index)", INT, false},
-    {"resident", "Resident", "The process's memory resident on the node", LONG, true},
-    {"groupNode", "Group Node", "The node is one of this JVM's group", BOOL, false},
+    {"node", "Node", "The NUMA node (OS index)", INT},
+    {"resident", "Resident", "The process's memory resident on the node", BYTES},
+    {"groupNode", "Group Node", "The node is one of this JVM's group", BOOL},
     {"hugePages", "Huge Pages", "Of the resident memory, what is in hugetlb pages (any size)",
-     LONG, true},
+     BYTES},
+};
+
+enum { G_NODES, G_SAMPLED, G_LOCAL, G_SAMPLES, G_MIGRATED, G_UNSAMPLED, G_COUNT };
+static const struct field access_fields[G_COUNT] = {
+    {"nodes", "Nodes", "The group's memory nodes, that accesses are local to", STRING},
+    {"sampled", "Sampled", "The kernel samples this JVM's accesses (NUMA hinting faults)", BOOL},
+    {"accessLocal", "Access Local",
+     "Of the sampled accesses, the share to memory on the group's nodes (to a tenth of a "
+     "percent, rounded down); NaN with no sample", PERCENT},
+    {"accessSamples", "Access Samples",
+     "The kernel's recent samples of the threads' accesses, on any node (it halves its "
+     "counts at each scan)", LONG},
+    {"accessMigrated", "Access Migrated", "Pages the kernel migrated on those samples", LONG},
+    {"unsampled", "Unsampled", "Why the kernel samples none, and the fix; null when sampled",
+     STRING},
+};
+
+enum { T_THREAD, T_NAME, T_TID, T_NODES, T_LOCAL, T_SAMPLES, T_MIGRATED, T_COUNT };
+static const struct field thread_access_fields[T_COUNT] = {
+    {"thread", "Thread", "The placed thread", THREAD},
+    {"threadName", "Thread Name", "The name numapin matched against threads=", STRING},
+    {"osThreadId", "OS Thread Id", "The placed thread's Linux thread id (tid)", LONG},
+    {"nodes", "Nodes", "The group's memory nodes, that accesses are local to", STRING},
+    {"accessLocal", "Access Local",
+     "Of the thread's sampled accesses, the share to memory on the group's nodes (to a tenth "
+     "of a percent, rounded down); NaN with no sample", PERCENT},
+    {"accessSamples", "Access Samples",
+     "The kernel's recent samples of the thread's accesses, on any node (it halves its counts "
+     "at each scan)", LONG},
+    {"accessMigrated", "Access Migrated", "Pages the kernel migrated on the thread's samples",
+     LONG},
 };
 
 static struct type t_placement = {
     "numapin.Placement", "Thread Placement",
     "numapin bound a thread to its group's CPUs (and, at its start, set its memory policy)",
-    NULL, placement_fields, P_COUNT, NULL};
+    NULL, placement_fields, P_COUNT, NULL, NULL};
 static struct type t_plan = {
     "numapin.Plan", "Placement Plan",
     "numapin's plan for this JVM: its group, nodes and CPUs, and the options; once a recording",
-    NULL, plan_fields, L_COUNT, NULL};
+    NULL, plan_fields, L_COUNT, NULL, NULL};
 static struct type t_advice = {
     "numapin.Advice", "Placement Advice",
     "A setup numapin saw that leaves performance on the table, with the fix", NULL,
-    advice_fields, A_COUNT, NULL};
+    advice_fields, A_COUNT, NULL, NULL};
 static struct type t_memory = {
     "numapin.NodeMemory", "Memory per Node",
     "The process's own resident memory (heap, stacks, native; not mapped files) on each NUMA node",
     "10 s",
-    memory_fields, M_COUNT, NULL};
-static struct type *const types[] = {&t_placement, &t_plan, &t_advice, &t_memory};
+    memory_fields, M_COUNT, NULL, NULL};
+static struct type t_access = {
+    "numapin.AccessLocality", "Access Locality",
+    "The kernel's sampled memory accesses of the whole process, and the share on the group's "
+    "nodes, or why the kernel samples none",
+    "10 s", access_fields, G_COUNT, NULL, NULL};
+static struct type t_thread_access = {
+    "numapin.ThreadAccess", "Thread Access Locality",
+    "A placed thread's sampled memory accesses and the share on the group's nodes; only where "
+    "the kernel samples (numapin.AccessLocality says why not)",
+    "10 s", thread_access_fields, T_COUNT, NULL, NULL};
+static struct type *const types[] = {&t_placement, &t_plan, &t_advice, &t_memory, &t_access,
+                                     &t_thread_access};
 
 /* ---------------------------------------------------------------- JNI */
 
@@ -368,7 +423,11 @@ static jobject box(JNIEnv *env, enum kind k, const union value *v)
     switch (k) {
     case STRING: o = v->s != NULL ? text_string(env, v->s) : NULL; break;
     case INT: o = (*env)->CallStaticObjectMethod(env, c_integer, m_integer_of, (jint)v->i); break;
-    case LONG: o = (*env)->CallStaticObjectMethod(env, c_long, m_long_of, (jlong)v->i); break;
+    case LONG:
+    case BYTES: o = (*env)->CallStaticObjectMethod(env, c_long, m_long_of, (jlong)v->i); break;
+    case PERCENT:
+        o = (*env)->CallStaticObjectMethod(env, c_double, m_double_of, (jdouble)v->d);
+        break;
     case BOOL:
         o = (*env)->CallStaticObjectMethod(env, c_boolean, m_boolean_of, (jboolean)v->b);
         break;
@@ -433,14 +492,18 @@ static jobject list_of(JNIEnv *env, jobject *items, int n)
     return a != NULL ? chk(env, (*env)->CallStaticObjectMethod(env, c_arrays, m_as_list, a)) : NULL;
 }
 
-/* The annotations of a field: @Label, @Description, maybe @DataAmount. */
+/* The annotations of a field: @Label, @Description, maybe @DataAmount
+ * or @Percentage. */
 static jobject field_annotations(JNIEnv *env, const struct field *f)
 {
     jobject fa[3];
     int n = 0;
     if ((fa[n++] = annotation_str(env, c_label, f->label)) == NULL ||
         (fa[n++] = annotation_str(env, c_description, f->description)) == NULL ||
-        (f->bytes && (fa[n++] = annotation_str(env, c_data_amount, "BYTES")) == NULL))
+        (f->kind == BYTES && (fa[n++] = annotation_str(env, c_data_amount, "BYTES")) == NULL) ||
+        (f->kind == PERCENT &&
+         (fa[n++] = chk(env, (*env)->NewObject(env, c_annotation_element, m_annotation_mark,
+                                               c_percentage))) == NULL))
         return NULL;
     return list_of(env, fa, n);
 }
@@ -473,7 +536,8 @@ static int define(JNIEnv *env, struct type *t)
     for (int i = 0; i < t->n; i++) {
         const struct field *f = &t->fields[i];
         jobject type = f->kind == STRING ? c_string : f->kind == INT ? o_int_type
-                       : f->kind == LONG ? o_long_type : f->kind == BOOL ? o_boolean_type
+                       : f->kind == LONG || f->kind == BYTES ? o_long_type
+                       : f->kind == PERCENT ? o_double_type : f->kind == BOOL ? o_boolean_type
                        : c_thread;
         jobject list = field_annotations(env, f);
         jstring name = list != NULL ? chk(env, (*env)->NewStringUTF(env, f->name)) : NULL;
@@ -497,9 +561,22 @@ out:
     return t->factory != NULL ? 0 : -1;
 }
 
-/* Asks JFR to call for numapin.NodeMemory at its period: a Runnable that
- * releases the semaphore numapin's thread waits on. */
-static int add_periodic(JNIEnv *env)
+/* A new Semaphore with no permit, a global ref; NULL when that failed
+ * (warned). */
+static jobject new_semaphore(JNIEnv *env)
+{
+    jobject sem = chk(env, (*env)->NewObject(env, c_semaphore, m_sem_new, (jint)0));
+    jobject global = sem != NULL ? (*env)->NewGlobalRef(env, sem) : NULL;
+    if (sem != NULL)
+        (*env)->DeleteLocalRef(env, sem);
+    if (global == NULL)
+        ok(env, "new Semaphore");
+    return global;
+}
+
+/* Asks JFR to call for the periodic type t at its period: a Runnable that
+ * releases t's semaphore. */
+static int add_periodic(JNIEnv *env, struct type *t)
 {
     if ((*env)->PushLocalFrame(env, 16) != 0)
         return ok(env, "PushLocalFrame"), -1;
@@ -507,7 +584,7 @@ static int add_periodic(JNIEnv *env)
     jobject ev, lookup, mt, mh, bound, hook;
     jstring release;
     jclass cls;
-    if ((ev = chk(env, (*env)->CallObjectMethod(env, t_memory.factory, m_new_event))) == NULL ||
+    if ((ev = chk(env, (*env)->CallObjectMethod(env, t->factory, m_new_event))) == NULL ||
         (cls = (*env)->GetObjectClass(env, ev)) == NULL ||
         (lookup = chk(env, (*env)->CallStaticObjectMethod(env, c_method_handles,
                                                           m_public_lookup))) == NULL ||
@@ -516,7 +593,8 @@ static int add_periodic(JNIEnv *env)
         (release = chk(env, (*env)->NewStringUTF(env, "release"))) == NULL ||
         (mh = chk(env, (*env)->CallObjectMethod(env, lookup, m_find_virtual, c_semaphore, release,
                                                 mt))) == NULL ||
-        (bound = chk(env, (*env)->CallObjectMethod(env, mh, m_bind_to, semaphore))) == NULL ||
+        (bound = chk(env, (*env)->CallObjectMethod(env, mh, m_bind_to, atomic_load(&t->tick)))) ==
+            NULL ||
         (hook = chk(env, (*env)->CallStaticObjectMethod(env, c_mh_proxies, m_as_interface,
                                                         c_runnable, bound))) == NULL)
         goto out;
@@ -720,6 +798,104 @@ static void node_memory(JNIEnv *env)
     np_memory_free(&m);
 }
 
+/* The share of a's samples on nodes as a fraction, to a tenth of a
+ * percent rounded down as the summary's access_local= is; NaN with no
+ * sample. */
+static double local_share(const struct np_access *a, hwloc_const_bitmap_t nodes)
+{
+    long long total = np_access_total(a);
+    return total > 0 && nodes != NULL ? (double)(np_access_on(a, nodes) * 1000 / total) / 1000
+                                      : NAN;
+}
+
+/* numapin.AccessLocality when `group`: the process's sampled accesses
+ * (np_agent_access_now, as the summary reads them at exit), or why the
+ * kernel samples none; numapin.ThreadAccess when `threads`, where it
+ * samples: each live placed thread's. */
+static void access_locality(JNIEnv *env, bool group, bool threads)
+{
+    const struct np_targets *t = np_agent_targets(agent);
+    hwloc_const_bitmap_t nodes = t->none ? NULL : t->mem_nodes;
+    char list[256] = "", why[512];
+    if (nodes != NULL)
+        np_cpulist(list, sizeof list, nodes);
+    struct np_access all;
+    bool sampled = np_agent_access_now(agent, &all, why, sizeof why);
+    union value v[G_COUNT];
+    v[G_NODES].s = list;
+    v[G_SAMPLED].b = sampled;
+    v[G_LOCAL].d = sampled ? local_share(&all, nodes) : NAN;
+    v[G_SAMPLES].i = sampled ? np_access_total(&all) : 0;
+    v[G_MIGRATED].i = sampled ? all.migrated : 0;
+    v[G_UNSAMPLED].s = sampled ? NULL : why;
+    static bool told;
+    if (group && !told)
+        np_log(NP_LOG_DEBUG, "JFR: numapin.AccessLocality: first events, at the period the "
+                             "recordings ask for");
+    told |= group;
+    if (group)
+        emit(env, &t_access, v);
+    np_access_free(&all);
+    if (!sampled || !threads)
+        return;
+    struct np_live *l = NULL;
+    int n = np_record_placed(agent->record, &l);
+    if (n <= 0 || (*env)->PushLocalFrame(env, 16) != 0) {
+        ok(env, "PushLocalFrame");
+        free(l);
+        return;
+    }
+    /* Without the list (no thread ids from HotSpot), the events have a
+     * null thread: the tid and name still say which. */
+    struct threads java;
+    if (threads_list(env, &java) != 0)
+        ok(env, "listing the placed threads");
+    int emitted = 0;
+    for (int i = 0; i < n; i++) {
+        struct np_access a;
+        char name[512];
+        if (l[i].outcome != NP_PLACED || np_access_read(0, l[i].tid, &a) != 0)
+            continue; /* ended meanwhile */
+        if (np_record_name(agent->record, l[i].ref, name, sizeof name) == 0) {
+            union value tv[T_COUNT];
+            tv[T_THREAD].o = threads_find(env, &java, l[i].tid);
+            ok(env, "finding the placed thread");
+            tv[T_NAME].s = name;
+            tv[T_TID].i = l[i].tid;
+            tv[T_NODES].s = list;
+            tv[T_LOCAL].d = local_share(&a, nodes);
+            tv[T_SAMPLES].i = np_access_total(&a);
+            tv[T_MIGRATED].i = a.migrated;
+            emit(env, &t_thread_access, tv);
+            emitted++;
+            if (tv[T_THREAD].o != NULL)
+                (*env)->DeleteLocalRef(env, tv[T_THREAD].o);
+        }
+        np_access_free(&a);
+    }
+    static bool told_threads;
+    if (!told_threads)
+        np_log(NP_LOG_DEBUG, "JFR: numapin.ThreadAccess: first events, %d of %d placed threads "
+                             "(%d Java threads listed)", emitted, n, java.n);
+    told_threads = true;
+    threads_free(env, &java);
+    (*env)->PopLocalFrame(env, NULL);
+    free(l);
+}
+
+/* True when JFR called for t since the last look (permits coalesced). */
+static bool due(JNIEnv *env, struct type *t)
+{
+    jobject tick = atomic_load(&t->tick);
+    if (tick == NULL)
+        return false;
+    jboolean got = (*env)->CallBooleanMethod(env, tick, m_sem_try, (jlong)0, o_millis);
+    if (!ok(env, "Semaphore.tryAcquire") || !got)
+        return false;
+    (*env)->CallIntMethod(env, tick, m_sem_drain);
+    return ok(env, "Semaphore.drainPermits");
+}
+
 /* ------------------------------------------------------------ watching */
 
 static bool defined;     /* the event types exist (numapin's thread only) */
@@ -743,11 +919,18 @@ static int running(JNIEnv *env, jlong *ids, bool *gave_up)
                 *gave_up = true;
                 return -1;
             }
-        if (add_periodic(env) != 0)
-            np_log(NP_LOG_DEBUG, "JFR: numapin.NodeMemory is not periodic here: no events of it");
+        atomic_store(&t_memory.tick, atomic_load(&semaphore));
+        atomic_store(&t_access.tick, new_semaphore(env));
+        atomic_store(&t_thread_access.tick, new_semaphore(env));
+        struct type *periodic[] = {&t_memory, &t_access, &t_thread_access};
+        for (size_t i = 0; i < sizeof periodic / sizeof *periodic; i++)
+            if (atomic_load(&periodic[i]->tick) == NULL || add_periodic(env, periodic[i]) != 0)
+                np_log(NP_LOG_DEBUG, "JFR: %s is not periodic here: no events of it",
+                       periodic[i]->name);
         defined = true;
-        np_log(NP_LOG_DEBUG, "JFR: defined numapin.Placement, numapin.Plan, numapin.Advice and "
-                             "numapin.NodeMemory");
+        np_log(NP_LOG_DEBUG, "JFR: defined numapin.Placement, numapin.Plan, numapin.Advice, "
+                             "numapin.NodeMemory, numapin.AccessLocality and "
+                             "numapin.ThreadAccess");
     }
     jobject rec = chk(env, (*env)->CallStaticObjectMethod(env, c_flight_recorder, m_get_recorder));
     jobject list =
@@ -852,11 +1035,9 @@ static int setup(JNIEnv *env)
                              "no JFR events");
         return -1;
     }
-    jobject sem = chk(env, (*env)->NewObject(env, c_semaphore, m_sem_new, (jint)0));
-    jobject global = sem != NULL ? (*env)->NewGlobalRef(env, sem) : NULL;
+    jobject global = new_semaphore(env);
     if (global == NULL)
-        return ok(env, "new Semaphore"), -1;
-    (*env)->DeleteLocalRef(env, sem);
+        return -1;
     atomic_store(&semaphore, global);
     return 0;
 }
@@ -877,6 +1058,11 @@ static void *watch(void *arg)
         poll(env, &gave_up);
         if (ticked && defined && nseen > 0)
             node_memory(env);
+        if (defined && nseen > 0) {
+            bool group = due(env, &t_access), threads = due(env, &t_thread_access);
+            if (group || threads)
+                access_locality(env, group, threads);
+        }
         ticked = wait_for(env, ms_since(&t0) < FAST_FOR_MS ? POLL_FAST_MS : POLL_MS);
     }
     np_agent_unlisten(agent);

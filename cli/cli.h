@@ -97,15 +97,16 @@ struct cli_page_input {
 
 /* Writes the page of the reports `in` to out (one self-contained HTML
  * file, whole or not at all), the machine drawn is the one m names (this
- * one by default).  A report that cannot be read (or is not a numapin
- * report of format 1 or 2, docs/view.md) is an error, or, when `lenient`,
- * a line on the page.  Always errors: out being one of the reports
+ * one by default), with `results` (text, e.g. numapin groups' table; NULL:
+ * none) under the groups' table.  A report that cannot be read (or is not
+ * a numapin report of format 1 to 4, docs/view.md) is an error, or, when
+ * `lenient`, a line on the page.  Always errors: out being one of the reports
  * (cli_not_input), one file given twice, two reports of one pid.  A
  * report's advice is its own "advice"; in->advice (lines of the JVM's
  * log) is shown only for a report without it (format 1).  Returns 0, or
  * -1 with one line in err. */
 int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenient,
-             const struct cli_machine *m, char *err, size_t errlen);
+             const struct cli_machine *m, const char *results, char *err, size_t errlen);
 
 /* Writes data to path whole or not at all, as the agent writes its report
  * (np_file_out): into a new file beside it (mode 0600), synced, then

@@ -50,7 +50,7 @@
 
 struct result {
     int status;            /* exit status, or 128+signal */
-    char summary[256];     /* placed= cpus= mem_pages= mem_local= of numapin's summary line */
+    char summary[384];     /* placed= cpus= mem_pages= mem_local= access_local= of numapin's summary line */
     int nkeys;
     char keys[MAX_KEYS][32];
     double values[MAX_KEYS];
@@ -360,7 +360,8 @@ static void read_log(const char *log, struct result *r)
         line[strcspn(line, "\n")] = '\0';
         const char *s = strstr(line, "][numapin] summary ");
         if (s != NULL) {
-            static const char *const keys[] = {" placed=", " cpus=", " mem_pages=", " mem_local="};
+            static const char *const keys[] = {" placed=", " cpus=", " mem_pages=", " mem_local=",
+                                               " access_local="};
             size_t used = 0;
             r->summary[0] = '\0';
             for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
@@ -405,23 +406,23 @@ static bool totalled(const struct result *r)
     return r->status == 0 || (forwarded != 0 && r->status == 128 + forwarded);
 }
 
-static void print_table(int groups, const struct result *r, const char *dir)
+static void print_table(FILE *out, int groups, const struct result *r, const char *dir)
 {
     /* Columns: the keys of the first group that printed a result. */
     const struct result *keys = NULL;
     for (int g = 0; g < groups && keys == NULL; g++)
         if (r[g].nkeys > 0)
             keys = &r[g];
-    printf("%-6s %-6s", "group", "exit");
+    fprintf(out, "%-6s %-6s", "group", "exit");
     for (int k = 0; keys && k < keys->nkeys; k++)
-        printf(" %12s", keys->keys[k]);
-    printf("  numapin\n");
+        fprintf(out, " %12s", keys->keys[k]);
+    fprintf(out, "  numapin\n");
     double total[MAX_KEYS] = {0};
     int counted = 0;
     for (int g = 0; g < groups; g++) {
         bool ok = totalled(&r[g]);
         counted += ok;
-        printf("%-6d %-6d", g, r[g].status);
+        fprintf(out, "%-6d %-6d", g, r[g].status);
         for (int k = 0; keys && k < keys->nkeys; k++) {
             double v = 0;
             int found = 0;
@@ -431,9 +432,9 @@ static void print_table(int groups, const struct result *r, const char *dir)
                     found = 1;
                 }
             if (found)
-                printf(" %12.2f", v);
+                fprintf(out, " %12.2f", v);
             else
-                printf(" %12s", "-");
+                fprintf(out, " %12s", "-");
             if (!ok)
                 continue; /* a failed group's figures are not totalled */
             if (is_latency(keys->keys[k]))
@@ -441,20 +442,20 @@ static void print_table(int groups, const struct result *r, const char *dir)
             else
                 total[k] += v;
         }
-        printf("  %s\n", r[g].summary[0] ? r[g].summary + (r[g].summary[0] == ' ') : "(no summary)");
+        fprintf(out, "  %s\n", r[g].summary[0] ? r[g].summary + (r[g].summary[0] == ' ') : "(no summary)");
     }
     if (keys != NULL && counted > 0) {
-        printf("%-6s %-6s", "total", "");
+        fprintf(out, "%-6s %-6s", "total", "");
         for (int k = 0; k < keys->nkeys; k++)
-            printf(" %12.2f", total[k]);
+            fprintf(out, " %12.2f", total[k]);
         if (counted == groups)
-            printf("  (sums; worst group for *_ms)\n");
+            fprintf(out, "  (sums; worst group for *_ms)\n");
         else
-            printf("  (sums of the %d groups that ended well; worst of them for *_ms)\n", counted);
+            fprintf(out, "  (sums of the %d groups that ended well; worst of them for *_ms)\n", counted);
     } else if (keys != NULL) {
-        printf("%-6s %-6s  (no group ended well: nothing totalled)\n", "total", "");
+        fprintf(out, "%-6s %-6s  (no group ended well: nothing totalled)\n", "total", "");
     }
-    printf("logs: %s/group-N.log\n", dir);
+    fprintf(out, "logs: %s/group-N.log\n", dir);
 }
 
 /* mkdir -p, each new directory 0700. */
@@ -540,7 +541,7 @@ static int log_advice(const char *log, char ***out)
 
 /* The page of the run: every report each group's JVMs wrote. */
 static int write_page(const char *html, const char *dir, int groups, const struct result *r,
-                      char (*logs)[PATH_MAX])
+                      char (*logs)[PATH_MAX], const char *table)
 {
     struct cli_page_input *in = NULL;
     char **labels = NULL, **patterns = NULL, ***advice = calloc((size_t)groups, sizeof *advice);
@@ -583,7 +584,7 @@ static int write_page(const char *html, const char *dir, int groups, const struc
         }
     }
     struct cli_machine m = {0};
-    rc = cli_page(html, in, n, true, &m, err, sizeof err);
+    rc = cli_page(html, in, n, true, &m, table, err, sizeof err);
 done:
     if (rc != 0)
         fprintf(stderr, "numapin groups: --html %s: %s\n", html, err);
@@ -767,9 +768,22 @@ int cli_groups(int argc, char **argv)
         say_why_not_started(g, argv[optind], &rep, &r[g], logs[g]);
     }
     free(reports);
-    print_table(groups, r, dir);
-    if (html != NULL && write_page(html, dir, nchildren, r, logs) != 0)
+    /* The table, printed and kept for the page. */
+    char *table = NULL;
+    size_t table_len = 0;
+    FILE *t = open_memstream(&table, &table_len);
+    if (t != NULL)
+        print_table(t, groups, r, dir);
+    if (t == NULL || fclose(t) != 0) {
+        free(table); /* out of memory: printed as it goes, and not on the page */
+        table = NULL;
+        print_table(stdout, groups, r, dir);
+    } else {
+        fputs(table, stdout);
+    }
+    if (html != NULL && write_page(html, dir, nchildren, r, logs, table) != 0)
         ok = 0;
+    free(table);
     free(with_report);
     free(r);
     free(children);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "np_advise.h"
 #include "np_json.h"
 #include "np_memory.h"
 #include "np_log.h"
@@ -208,6 +209,8 @@ static int look_at(const struct np_topo *t, pid_t pid, pid_t tid, const struct n
     if (gone)
         return 1;
     np_topo_home_nodes(t, s->cpus, s->nodes);
+    if (np_access_read(pid, tid, &s->access) != 0 && errno == ENOMEM)
+        return -1;
     s->ns_tid = ns_id(pid, tid);
     const struct np_named *named = jvm_name(names, nnames, s->ns_tid);
     s->jvm_name = named != NULL;
@@ -225,6 +228,7 @@ static int look_at(const struct np_topo *t, pid_t pid, pid_t tid, const struct n
 
 static void seen_free(struct np_seen *s)
 {
+    np_access_free(&s->access);
     free(s->name);
     free(s->escaped);
     hwloc_bitmap_free(s->planned);
@@ -406,6 +410,10 @@ int np_inspect_collect(const struct np_topo *t, pid_t pid, const struct np_named
         return -1;
     }
     qsort(c->threads, (size_t)c->nthreads, sizeof *c->threads, by_tid);
+    for (int i = 0; i < c->nthreads; i++)
+        if (np_access_add(&c->access, &c->threads[i].access) != 0)
+            goto oom_closed;
+    c->balancing = np_read_numa_balancing(NULL);
     c->now = (long long)time(NULL);
     c->marker_state = read_marker(pid, ns_id(pid, pid), &c->marker);
     if (c->marker_state == NP_MARKER_FOUND && plan_threads(c) != 0)
@@ -434,6 +442,7 @@ void np_inspect_free(struct np_inspect *c)
     if (c->marker_state == NP_MARKER_FOUND)
         np_marker_free(&c->marker);
     np_memory_free(&c->own);
+    np_access_free(&c->access);
     memset(c, 0, sizeof *c);
 }
 
@@ -458,6 +467,53 @@ static int local_nodes(const struct np_inspect *c, hwloc_bitmap_t where)
     for (int i = 0; i < c->nthreads; i++)
         hwloc_bitmap_or(where, where, c->threads[i].nodes);
     return 0;
+}
+
+/* A note when no thread has a sample yet: the kernel samples no memory
+ * under a policy such as numapin's default mem=preferred. */
+bool np_inspect_access_sampled(const struct np_inspect *c, char *buf, size_t len)
+{
+    if (!np_access_sampled(buf, len, c->balancing, c->access.listed, NP_MEM_NONE))
+        return false;
+    if (np_access_total(&c->access) == 0)
+        snprintf(buf, len, "no sample yet: the kernel samples memory under no policy or under "
+                           "numapin's mem=balancing, never under mem=preferred, bind, interleave "
+                           "or local (nor numactl --membind), and only after its scan delay "
+                           "(1 s by default)");
+    return true;
+}
+
+void np_inspect_access_line(const struct np_inspect *c, char *buf, size_t len)
+{
+    char why[512], fields[128], nodes[256];
+    buf[0] = '\0';
+    hwloc_bitmap_t where = hwloc_bitmap_alloc();
+    if (!np_inspect_access_sampled(c, why, sizeof why)) {
+        snprintf(buf, len, "access unsampled: %s", why);
+    } else if (local_nodes(c, where) == 0) {
+        np_cpulist(nodes, sizeof nodes, where);
+        np_access_fields(fields, sizeof fields, &c->access, where);
+        snprintf(buf, len, "access_local nodes=%s%s%s%s", nodes[0] ? nodes : "none", fields,
+                 why[0] ? " note=" : "", why);
+    }
+    hwloc_bitmap_free(where);
+}
+
+bool np_inspect_access_brief(const struct np_inspect *c, char *buf, size_t len)
+{
+    char why[512];
+    bool sampled = np_inspect_access_sampled(c, why, sizeof why);
+    np_inspect_access_line(c, buf, len);
+    char *note = strstr(buf, " note=");
+    if (note != NULL)
+        *note = '\0';
+    if (!sampled) {
+        snprintf(buf, len, "access unsampled: %.*s (numapin check %d says why)",
+                 (int)strcspn(why, ":("), why, (int)c->pid);
+        if (strlen(buf) > 80)
+            snprintf(buf, len, "access unsampled (numapin check %d says why)", (int)c->pid);
+    }
+    return sampled;
 }
 
 static void print_text(const struct np_inspect *c, const struct np_globs *o, FILE *out)
@@ -507,6 +563,11 @@ static void print_text(const struct np_inspect *c, const struct np_globs *o, FIL
                 lnodes[0] ? lnodes : "none", lpages, lshare, lhuge);
     }
     hwloc_bitmap_free(where);
+    char why[512], fields[128], access[1024];
+    bool sampled = np_inspect_access_sampled(c, why, sizeof why);
+    np_inspect_access_line(c, access, sizeof access);
+    if (access[0])
+        fprintf(out, "%s\n", access);
     for (int i = 0; i < c->nthreads; i++) {
         const struct np_seen *s = &c->threads[i];
         if (o != NULL && !np_globs_match(o, s->name))
@@ -523,9 +584,12 @@ static void print_text(const struct np_inspect *c, const struct np_globs *o, FIL
             np_cpulist(p, sizeof p, s->planned);
             snprintf(planned, sizeof planned, " planned=%s drift=%s", p, drifted(s) ? "yes" : "no");
         }
-        fprintf(out, "thread %s tid=%d cpus=%s nodes=%s last_cpu=%d last_node=%d%s%s%s\n", q,
+        fields[0] = '\0';
+        if (sampled)
+            np_access_fields(fields, sizeof fields, &s->access, s->nodes);
+        fprintf(out, "thread %s tid=%d cpus=%s nodes=%s last_cpu=%d last_node=%d%s%s%s%s\n", q,
                 (int)s->tid, cpus, nodes[0] ? nodes : "none", s->last_cpu, s->last_node, ns,
-                s->jvm_name ? "" : " name=kernel", planned);
+                s->jvm_name ? "" : " name=kernel", planned, fields);
     }
     if (o != NULL)
         fprintf(out, "matched threads=%d\n", shown);
@@ -575,6 +639,19 @@ static void print_json(const struct np_inspect *c, const struct np_globs *o, FIL
         np_memory_json(&j, "memory", &c->own, where);
     else
         np_json_null(&j, "memory");
+    char why[512];
+    bool sampled = np_inspect_access_sampled(c, why, sizeof why);
+    np_json_open(&j, "access", '{', false);
+    np_json_bool(&j, "sampled", sampled);
+    if (sampled && local_nodes(c, where) == 0) {
+        char *an = np_cpulist_dup(where);
+        np_json_str(&j, "nodes", an);
+        free(an);
+        np_access_json(&j, &c->access, where);
+    }
+    if (why[0])
+        np_json_str(&j, sampled ? "note" : "unsampled", why);
+    np_json_close(&j);
     hwloc_bitmap_free(where);
     np_json_open(&j, "threads", '[', true);
     for (int i = 0; i < c->nthreads; i++) {
@@ -600,6 +677,8 @@ static void print_json(const struct np_inspect *c, const struct np_globs *o, FIL
         else
             np_json_null(&j, "drift");
         free(planned);
+        if (sampled)
+            np_access_json(&j, &s->access, s->nodes);
         np_json_close(&j);
         free(cpus);
         free(nodes);

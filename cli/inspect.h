@@ -15,6 +15,11 @@
  * process's own namespace is the last one of the NSpid line of its
  * /proc status; names and the marker are matched by that one.
  *
+ * Where the kernel's automatic NUMA balancing samples the process's
+ * accesses, each thread's samples by node (np_access) give the share
+ * local to the nodes of its CPUs, and all threads' the share local to the
+ * group's nodes.
+ *
  * When numapin's agent runs in the process, its marker (np_marker.h, an
  * anonymous file found among /proc/PID/fd) says what CPUs it set for each
  * placed thread: a thread whose CPUs differ has drifted. */
@@ -25,6 +30,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "np_access.h"
 #include "np_glob.h"
 #include "np_marker.h"
 #include "np_memory.h"
@@ -60,6 +66,7 @@ struct np_seen {
     hwloc_bitmap_t nodes;   /* their home nodes */
     int last_cpu, last_node; /* -1: unknown */
     hwloc_bitmap_t planned; /* the CPUs numapin set (its marker); NULL: not placed by it */
+    struct np_access access; /* the kernel's sampled accesses (np_access) */
 };
 
 /* numapin's marker, as np_inspect_collect found it. */
@@ -81,6 +88,8 @@ struct np_inspect {
     struct np_marker marker; /* when NP_MARKER_FOUND */
     long long now;          /* when looked at, seconds since the epoch */
     struct np_memory own;   /* its own memory (np_memory: not the files it maps) */
+    struct np_access access; /* every thread's sampled accesses, summed */
+    int balancing;          /* kernel.numa_balancing, -1 unknown */
 };
 
 /* Looks at process `pid` on the machine `t` (loaded as this system).
@@ -89,6 +98,23 @@ struct np_inspect {
 int np_inspect_collect(const struct np_topo *t, pid_t pid, const struct np_named *names, int nnames,
                      struct np_inspect *out, char *err, size_t errlen);
 void np_inspect_free(struct np_inspect *c);
+
+/* Whether the kernel samples c's accesses at all: false with why (and the
+ * fix) in buf; true with buf empty, or with a note when no thread has a
+ * sample yet. */
+bool np_inspect_access_sampled(const struct np_inspect *c, char *buf, size_t len);
+
+/* The group's access line as check prints it, without its newline:
+ * "access_local nodes=N access_local=... access_samples=...
+ * access_migrated=..." (with " note=..." when no sample yet), or "access
+ * unsampled: WHY"; empty when the process's own memory is unknown. */
+void np_inspect_access_line(const struct np_inspect *c, char *buf, size_t len);
+
+/* The same in 80 columns, for the live view and the picture: the group's
+ * line without its note, or "access unsampled: CAUSE (numapin check PID
+ * says why)", CAUSE the reason's text before its first ':' or '('.
+ * Returns whether the kernel samples c's accesses. */
+bool np_inspect_access_brief(const struct np_inspect *c, char *buf, size_t len);
 
 /* Prints the threads whose names match `filter`, or all when it is NULL. */
 void np_inspect_print(const struct np_inspect *c, const struct np_globs *filter, bool json,

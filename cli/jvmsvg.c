@@ -90,6 +90,10 @@ int cli_jvm_svg(const struct np_topo *t, const struct np_inspect *seen, const st
                  (int)seen->pid);
     if (rc == 0)
         rc = cli_draw_legend(&d, line);
+    /* The kernel's sampled accesses, as the live view gives them. */
+    np_inspect_access_brief(seen, line, sizeof line);
+    if (rc == 0 && line[0] != '\0')
+        rc = cli_draw_legend(&d, line);
     if (rc != 0) {
         snprintf(err, errlen, "out of memory");
         cli_draw_close(&d);

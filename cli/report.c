@@ -54,10 +54,11 @@ struct run {
 #define REPORT_MAX (256u << 20)
 
 /* The format versions read: 1; 2, which adds "advice" and each thread's
- * "name_escaped"; and 3, which adds the hugetlb pages to "memory" and
- * counts each page of memory mapped more than once once (docs/report.md). */
+ * "name_escaped"; 3, which adds the hugetlb pages to "memory" and counts
+ * each page of memory mapped more than once once; and 4, which adds
+ * "access", the kernel's sampled accesses (docs/report.md). */
 #define REPORT_FIRST 1
-#define REPORT_LAST 3
+#define REPORT_LAST 4
 
 /* The types a field may have. */
 enum { T_OBJECT = 1, T_ARRAY = 2, T_STRING = 4, T_INTEGER = 8, T_BOOL = 16, T_NULL = 32 };
@@ -363,7 +364,9 @@ static void value(FILE *f, json_t *v)
             value(f, x);
         }
     } else {
-        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        /* A real as the writer gave it (99.9, not 99.900000000000006): 15
+         * significant digits are what a double holds exactly. */
+        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
         esc(f, s);
         free(s);
     }
@@ -555,6 +558,8 @@ static const char css[] =
     ".advice .level{font-weight:bold}li.warning .level{color:#a60}"
     "tr.placed td.outcome{background:#d9f2d9}tr.failed td.outcome{background:#f8d0d0}"
     ".machine{overflow:auto;border:1px solid #ccc;padding:4px;max-width:100%}"
+    /* The run's table keeps its columns and scrolls within the window. */
+    "pre.results{overflow-x:auto;max-width:100%;font-size:.85em}"
     ".note{color:#a00}.source{color:#666;font-size:.85em;margin:0}"
     /* Long text wraps inside its cell, so every column stays in the window:
      * names, lists and fields of later versions may break anywhere, each
@@ -621,6 +626,15 @@ static int picture(FILE *f, const struct run *runs, int n, const struct cli_mach
     return 0;
 }
 
+/* A share in percent ("99.9%"), or a dash. */
+static void share(FILE *f, json_t *v)
+{
+    if (json_is_number(v))
+        fprintf(f, "%.1f%%", json_number_value(v));
+    else
+        fputs("&mdash;", f);
+}
+
 static void summary(FILE *f, const struct run *runs, int n)
 {
     static const char *const cols[] = {"placed", "would_place", "skipped", "failed", "mem_failed",
@@ -629,11 +643,11 @@ static void summary(FILE *f, const struct run *runs, int n)
           "<th>nodes</th><th>CPUs</th><th>memory</th>", f);
     for (size_t c = 0; c < sizeof cols / sizeof *cols; c++)
         fprintf(f, "<th>%s</th>", cols[c]);
-    fputs("</tr>\n", f);
+    fputs("<th>mem_local</th><th>access_local</th></tr>\n", f);
     for (int i = 0; i < n; i++) {
         const struct run *r = &runs[i];
         if (r->doc == NULL) {
-            fputs("<tr><td colspan=\"11\" class=\"note\">", f);
+            fputs("<tr><td colspan=\"13\" class=\"note\">", f);
             esc(f, r->in->label != NULL ? r->in->label : r->in->report);
             fputs(": ", f);
             esc(f, r->note);
@@ -650,13 +664,23 @@ static void summary(FILE *f, const struct run *runs, int n)
             value(f, json_object_get(tot, cols[c]));
             fputs("</td>", f);
         }
-        fputs("</tr>\n", f);
+        /* The shares on the group's nodes: of its pages (format 2 on), of
+         * the accesses the kernel sampled (format 4 on). */
+        json_t *mem = json_object_get(r->doc, "memory"), *acc = json_object_get(r->doc, "access");
+        fputs("<td>", f);
+        share(f, json_is_object(mem) ? json_object_get(mem, "mem_local") : NULL);
+        fputs("</td><td>", f);
+        if (json_is_object(acc) && json_is_false(json_object_get(acc, "sampled")))
+            fputs("unsampled", f);
+        else
+            share(f, json_is_object(acc) ? json_object_get(acc, "access_local") : NULL);
+        fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
 }
 
 int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenient,
-             const struct cli_machine *m, char *err, size_t errlen)
+             const struct cli_machine *m, const char *results, char *err, size_t errlen)
 {
     struct run *runs = calloc((size_t)n + 1, sizeof *runs);
     if (runs == NULL) {
@@ -707,6 +731,21 @@ int cli_page(const char *out, const struct cli_page_input *in, int n, bool lenie
                    "<h1>numapin: %d JVM%s placed</h1>\n",
                 n, n == 1 ? "" : "s", css, loaded, loaded == 1 ? "" : "s");
         summary(f, runs, n);
+        if (results != NULL) {
+            /* Line by line: a newline is kept, any other control
+             * character shown as the rest of the page shows it. */
+            fputs("<h2>The run's results</h2>\n<pre class=\"results\">", f);
+            for (const char *l = results; *l != '\0';) {
+                size_t k = strcspn(l, "\n");
+                char *line = strndup(l, k);
+                esc(f, line != NULL ? line : "");
+                free(line);
+                l += k;
+                if (*l == '\n')
+                    fputc(*l++, f);
+            }
+            fputs("</pre>\n", f);
+        }
         if (picture(f, runs, n, m, err, errlen) != 0)
             rc = -1;
         for (int i = 0; i < n && rc == 0; i++)
@@ -770,7 +809,7 @@ int cli_report(int argc, char **argv)
     for (int i = 0; i < n; i++)
         in[i].report = argv[optind + i];
     char err[2048];
-    rc = cli_page(html, in, n, false, &m, err, sizeof err);
+    rc = cli_page(html, in, n, false, &m, NULL, err, sizeof err);
     free(in);
     if (rc != 0) {
         fprintf(stderr, "numapin report: %s\n", err);

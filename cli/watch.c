@@ -30,7 +30,7 @@
 
 #define SAMPLES_PER_SECOND 10
 #define NAME_WIDTH 24
-#define CPUS_WIDTH 14
+#define CPUS_WIDTH 12
 
 /* ---------------------------------------------------- display width */
 
@@ -285,7 +285,10 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
             order[k] = order[k - 1];
             order[k - 1] = x;
         }
-    int memory = 1;
+    /* The memory block: its heads, a line per node, the access line. */
+    char access[1024];
+    bool sampled = np_inspect_access_brief(c, access, sizeof access);
+    int memory = 1 + (access[0] != '\0');
     if (c->node_kb == NULL)
         memory++;
     for (int i = 0; i < c->nnode_kb; i++)
@@ -329,10 +332,12 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
                  (double)(kb - prev) / 1024, (double)(kb - first) / 1024,
                  (double)np_memory_huge_bytes(&c->own, i) / (1 << 20));
         }
+        if (access[0])
+            line(&t, "%s", access);
     }
     if (l.heads)
-        line(&t, "%7s %-*s %-5s %-*s %4s %4s %5s %6s", "TID", NAME_WIDTH, "NAME", "KIND",
-             CPUS_WIDTH, "CPUS", "NOW", "NODE", "HOME%", "MIGR");
+        line(&t, "%7s %-*s %-5s %-*s %4s %4s %5s %6s %5s", "TID", NAME_WIDTH, "NAME", "KIND",
+             CPUS_WIDTH, "CPUS", "NOW", "NODE", "HOME%", "MIGR", "ACC%");
     bool kernel_names = false;
     for (int r = 0; r < l.shown; r++) {
         const struct np_seen *s = &c->threads[order[r]];
@@ -354,8 +359,14 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
         else
             snprintf(home, sizeof home, "-");
         snprintf(mig, sizeof mig, st->migrations >= 0 ? "%lld" : "-", st->migrations);
-        line(&t, "%7d %s %-5s %s %4s %4s %5s %6s", (int)s->tid, name, kind_name(st->kind), cpus, now,
-             node, home, mig);
+        /* The kernel's sampled accesses on the nodes of its CPUs, rounded down
+         * as check's access_local= is. */
+        char acc[16] = "-";
+        long long total = sampled ? np_access_total(&s->access) : 0;
+        if (total > 0)
+            snprintf(acc, sizeof acc, "%lld%%", np_access_on(&s->access, s->nodes) * 100 / total);
+        line(&t, "%7d %s %-5s %s %4s %4s %5s %6s %5s", (int)s->tid, name, kind_name(st->kind), cpus,
+             now, node, home, mig, acc);
     }
     if (l.more) {
         /* As much of the count as the width has room for. */

@@ -53,8 +53,14 @@ int np_advise_alignment(const struct np_topo *t, const struct np_actual *startup
                         size_t len);
 
 /* Kernel automatic NUMA balancing on (`mode` as read from
- * /proc/sys/kernel/numa_balancing, -1 unknown). */
-int np_advise_numa_balancing(int mode, char *buf, size_t len);
+ * /proc/sys/kernel/numa_balancing, -1 unknown), for a JVM whose placed
+ * threads get policy `mem`, placed whole (`whole_jvm`) or not.  Returns 1
+ * with the advice in buf and *warn telling whether it is a warning (the
+ * kernel samples and migrates the memory of threads numapin leaves
+ * without a policy) or information (what it does and costs under `mem`),
+ * or 0. */
+int np_advise_numa_balancing(int mode, enum np_mem_mode mem, bool whole_jvm, bool *warn,
+                             char *buf, size_t len);
 
 /* Reads /proc/sys/kernel/numa_balancing (or `path`): its value, or -1. */
 int np_read_numa_balancing(const char *path);

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "np_access.h"
 #include "np_advise.h"
 #include "np_bind.h"
 #include "np_file.h"
@@ -78,6 +79,11 @@ struct np_agent {
     char suspect_name[128];
     int suspect_live;
     struct np_memory exit_memory;     /* read for the summary, kept for the report */
+    struct np_access exit_access;     /* every thread's sampled accesses, read at exit */
+    struct np_thread_access *exit_threads; /* each live placed thread's, then */
+    int exit_nthreads;
+    bool exit_access_read, exit_access_sampled;
+    char exit_access_why[512];        /* why the kernel samples none, when it does not */
     struct np_record *record;
     int lock_fd;                      /* group=auto: the lock held, else -1 */
     int claim_fd;                     /* np_claim: this copy acts, else -1 */
@@ -275,6 +281,21 @@ int np_agent_replan(struct np_agent *a, hwloc_const_bitmap_t cpuset);
  * summary, the share counted on the memory nodes of `g`. */
 int np_agent_place_jvm(struct np_agent *a, const struct np_targets *g, const struct np_target *t);
 void np_agent_exit_memory(struct np_agent *a, const struct np_targets *g, char *fields, size_t len);
+/* np_agent_exit_access writes " access_local=... access_samples=...
+ * access_migrated=..." for the summary: the kernel's sampled accesses of
+ * every thread of the process (np_access), the share on the memory nodes
+ * of `g`; " access_local=unsampled" where the kernel samples none, after
+ * one line saying why. */
+void np_agent_exit_access(struct np_agent *a, const struct np_targets *g, char *fields, size_t len);
+/* The kernel's sampled accesses of every thread of the process, read now
+ * into *acc (np_access_free it): true where the kernel samples them;
+ * false with why it does not, and the fix, in why. */
+bool np_agent_access_now(const struct np_agent *a, struct np_access *acc, char *why, size_t len);
+/* The accesses np_agent_exit_access gives, and those of each live placed
+ * thread, read once at exit (the first call logs why the kernel samples
+ * none): acc->process NULL and acc->unsampled saying why where it samples
+ * none.  What *acc points to is the agent's. */
+void np_agent_exit_access_read(struct np_agent *a, struct np_report_access *acc);
 /* (np_agent_place.c) The key whose destructor ends an entry at its
  * thread's exit is made once per process and serves the agent that
  * claimed it: np_agent_claim_exit_key gives it to `a` (false when there is

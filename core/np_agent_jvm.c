@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int np_agent_place_jvm(struct np_agent *a, const struct np_targets *g, const struct np_target *t)
@@ -133,9 +134,9 @@ static void short_pages_fate(char *buf, size_t len, enum np_mem_mode mem, const 
             : "what does not fit of the code cache (reserved first) and the heap gets small "
               "pages, and HotSpot warns \"Failed to reserve and commit memory\"";
     long long lack = n->needed - n->free;
-    if (mem == NP_MEM_BIND) {
-        snprintf(buf, len, "under mem=bind the kernel lets HotSpot reserve huge pages only on "
-                           "node %s: %s", nodes, fallback);
+    if (mem == NP_MEM_BIND || mem == NP_MEM_BALANCING) {
+        snprintf(buf, len, "under mem=%s the kernel lets HotSpot reserve huge pages only on "
+                           "node %s: %s", np_mem_mode_name(mem), nodes, fallback);
         return;
     }
     if (n->free_all >= 0 && n->free_all < n->needed) {
@@ -339,4 +340,60 @@ void np_agent_exit_memory(struct np_agent *a, const struct np_targets *g, char *
     np_memory_share_str(share, sizeof share, &a->exit_memory, g->mem_nodes);
     np_memory_huge_str(huge, sizeof huge, &a->exit_memory);
     snprintf(fields, len, " mem_pages=%s mem_local=%s mem_huge=%s", pages, share, huge);
+}
+
+bool np_agent_access_now(const struct np_agent *a, struct np_access *acc, char *why, size_t len)
+{
+    if (np_access_read_process(0, acc) != 0)
+        memset(acc, 0, sizeof *acc);
+    /* The policy placed threads have; the kernel samples the others'
+     * memory (no policy) where it samples at all. */
+    enum np_mem_mode mem = a->opt.dryrun ? NP_MEM_NONE : a->opt.mem;
+    return np_access_sampled(why, len, np_read_numa_balancing(NULL), acc->listed, mem);
+}
+
+/* Each live placed thread's sampled accesses, into a->exit_threads. */
+static void read_placed_access(struct np_agent *a)
+{
+    struct np_live *live = NULL;
+    int n = np_record_placed(a->record, &live);
+    pid_t *tids = n > 0 ? malloc((size_t)n * sizeof *tids) : NULL;
+    int k = 0;
+    for (int i = 0; tids != NULL && i < n; i++)
+        if (live[i].outcome == NP_PLACED)
+            tids[k++] = live[i].tid;
+    free(live);
+    if (tids != NULL && (a->exit_threads = np_thread_access_read(tids, k)) != NULL)
+        a->exit_nthreads = k;
+    free(tids);
+}
+
+void np_agent_exit_access_read(struct np_agent *a, struct np_report_access *acc)
+{
+    if (!a->exit_access_read) {
+        a->exit_access_read = true;
+        a->exit_access_sampled = np_agent_access_now(a, &a->exit_access, a->exit_access_why,
+                                                     sizeof a->exit_access_why);
+        if (!a->exit_access_sampled)
+            np_log(NP_LOG_INFO, "access: no access locality for this JVM: %s",
+                   a->exit_access_why);
+        else
+            read_placed_access(a);
+    }
+    *acc = (struct np_report_access){
+        a->exit_access_sampled ? &a->exit_access : NULL,
+        a->exit_access_sampled ? NULL : a->exit_access_why,
+        a->exit_threads,
+        a->exit_nthreads,
+    };
+}
+
+void np_agent_exit_access(struct np_agent *a, const struct np_targets *g, char *fields, size_t len)
+{
+    struct np_report_access acc;
+    np_agent_exit_access_read(a, &acc);
+    if (acc.process != NULL)
+        np_access_fields(fields, len, acc.process, g->mem_nodes);
+    else
+        snprintf(fields, len, " access_local=unsampled");
 }

@@ -581,12 +581,14 @@ void np_agent_summary(struct np_agent *a)
                  np_errno_name(lost_err));
     char memory[2200]; /* np_agent_exit_memory: two lists of up to 1024 and a share */
     np_agent_exit_memory(a, with_cpus(t), memory, sizeof memory);
+    char access[128];
+    np_agent_exit_access(a, with_cpus(t), access, sizeof access);
     (lost > 0 ? np_log_both : np_log)(
         NP_LOG_INFO,
         "summary group=%d placed=%d would_place=%d skipped=%d failed=%d mem_failed=%d cpus=%s "
-        "drift=%d replans=%u%s%s",
+        "drift=%d replans=%u%s%s%s",
         a->opt.group, c.placed, c.would_place, c.skipped, c.failed, c.mem_failed, cpus, c.drift,
-        t->gen, memory, lost_str);
+        t->gen, memory, access, lost_str);
 }
 
 void np_agent_report(struct np_agent *a)
@@ -605,8 +607,10 @@ void np_agent_report(struct np_agent *a)
         enum np_level level[NP_ADVICE_KEEP];
         struct np_report_advice adv;
         np_agent_advice_kept(a, &adv, advice, level);
+        struct np_report_access acc;
+        np_agent_exit_access_read(a, &acc);
         np_report_json(&t->report_plan, a->record, NP_RECORD_KEEP_ENDED, &adv, &a->exit_memory,
-                       t->mem_nodes, mem);
+                       &acc, t->mem_nodes, mem);
         e = fclose(mem) == 0 ? 0 : errno;
     }
     if (e == 0)

@@ -42,8 +42,12 @@ static int probe(struct np_agent *a, const struct np_target *t, char *err, size_
         rc = -1;
     } else if (r.mem_errno != 0) {
         np_mem_target_str(want, sizeof want, t);
-        snprintf(err, errlen, "cannot set memory policy %s: %s (%s)", want,
-                 strerror(r.mem_errno), np_errno_name(r.mem_errno));
+        snprintf(err, errlen, "cannot set memory policy %s: %s (%s)%s", want,
+                 strerror(r.mem_errno), np_errno_name(r.mem_errno),
+                 t->mem == NP_MEM_BALANCING && r.mem_errno == EINVAL
+                     ? "; mem=balancing needs Linux 5.12 or later (MPOL_F_NUMA_BALANCING): use "
+                       "mem=bind"
+                     : "");
         rc = -1;
     } else if (!r.cpu_ok || !r.mem_ok) {
         np_cpulist(want, sizeof want, t->cpus);
@@ -88,9 +92,12 @@ static void advise_at_start(struct np_agent *a)
                       np_read_self(a->topo.topology, &a->startup) == 0;
     if (a->have_startup && np_advise_alignment(&a->topo, &a->startup, msg, sizeof msg))
         np_agent_advise(a, NP_LOG_WARNING, msg);
+    bool warn;
     if (a->topo.thissystem && !a->opt.dryrun &&
-        np_advise_numa_balancing(np_read_numa_balancing(NULL), msg, sizeof msg))
-        np_agent_advise(a, NP_LOG_WARNING, msg);
+        np_advise_numa_balancing(np_read_numa_balancing(NULL), a->opt.mem,
+                                 a->opt.scope == NP_SCOPE_JVM, &warn,
+                                 msg, sizeof msg))
+        np_agent_advise(a, warn ? NP_LOG_WARNING : NP_LOG_INFO, msg);
 }
 
 void np_agent_jvm_facts(struct np_agent *a, const struct np_jvm_facts *f)
@@ -462,6 +469,8 @@ void np_agent_destroy(struct np_agent *a)
     np_claim_release(a->claim_fd);
     np_drift_free(a->drift);
     np_memory_free(&a->exit_memory);
+    np_access_free(&a->exit_access);
+    np_thread_access_free(a->exit_threads, a->exit_nthreads);
     np_record_destroy(a->record);
     np_agent_sink_free(a);
     np_targets_free_all(a->targets);

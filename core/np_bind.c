@@ -93,6 +93,7 @@ static void request(const struct np_target *t, int *mode, hwloc_bitmap_t nodes)
         }
         break;
     case NP_MEM_BIND: *mode = MPOL_BIND; break;
+    case NP_MEM_BALANCING: *mode = MPOL_BIND | MPOL_F_NUMA_BALANCING; break;
     case NP_MEM_INTERLEAVE: *mode = MPOL_INTERLEAVE; break;
     case NP_MEM_LOCAL: *mode = MPOL_LOCAL; hwloc_bitmap_zero(nodes); break;
     case NP_MEM_NONE: *mode = -1; break;
@@ -103,6 +104,7 @@ static void request(const struct np_target *t, int *mode, hwloc_bitmap_t nodes)
 int np_actual_init(struct np_actual *a)
 {
     a->mem_mode = -1;
+    a->mem_flags = 0;
     a->cpus = hwloc_bitmap_alloc();
     a->mem_nodes = hwloc_bitmap_alloc();
     if (a->cpus == NULL || a->mem_nodes == NULL) {
@@ -123,6 +125,7 @@ void np_actual_destroy(struct np_actual *a)
 static int read_policy(struct np_actual *a)
 {
     a->mem_mode = -1;
+    a->mem_flags = 0;
     hwloc_bitmap_zero(a->mem_nodes);
     if (np_bind_init() != 0)
         return -1;
@@ -133,6 +136,7 @@ static int read_policy(struct np_actual *a)
     int rc = (int)get_mempolicy(&mode, m.bits, m.nbits + 1, NULL, 0);
     if (rc == 0) {
         a->mem_mode = mode & MODE_MASK;
+        a->mem_flags = mode & ~MODE_MASK;
         mask_to(&m, a->mem_nodes);
     }
     int e = errno;
@@ -396,7 +400,7 @@ int np_restore_self(hwloc_topology_t topo, const struct np_actual *a)
 {
     int rc = hwloc_set_cpubind(topo, a->cpus, HWLOC_CPUBIND_THREAD);
     int e = errno;
-    if (a->mem_mode >= 0 && set_policy(a->mem_mode, a->mem_nodes) != 0)
+    if (a->mem_mode >= 0 && set_policy(a->mem_mode | a->mem_flags, a->mem_nodes) != 0)
         return -1;
     errno = e;
     return rc;
@@ -413,6 +417,10 @@ static void policy_str(char *buf, size_t len, int mode, hwloc_const_bitmap_t nod
         hwloc_bitmap_list_snprintf(list, sizeof list, nodes);
     for (char *c = list; (c = strchr(c, ',')) != NULL;)
         *c = '+';
+    if (mode >= 0 && (mode & MPOL_F_NUMA_BALANCING) && (mode & MODE_MASK) == MPOL_BIND) {
+        snprintf(buf, len, "balancing:%s", list);
+        return;
+    }
     switch (mode) {
     case MPOL_DEFAULT: snprintf(buf, len, "default"); break;
     case MPOL_PREFERRED:
@@ -449,5 +457,5 @@ void np_mem_target_str(char *buf, size_t len, const struct np_target *t)
 
 void np_mem_actual_str(char *buf, size_t len, const struct np_actual *a)
 {
-    policy_str(buf, len, a->mem_mode, a->mem_nodes);
+    policy_str(buf, len, a->mem_mode < 0 ? -1 : a->mem_mode | a->mem_flags, a->mem_nodes);
 }

@@ -23,6 +23,7 @@ struct np_target {
 struct np_actual {
     hwloc_bitmap_t cpus;
     int mem_mode;                /* MPOL_* without mode flags, -1 unknown */
+    int mem_flags;               /* its mode flags (MPOL_F_NUMA_BALANCING...) */
     hwloc_bitmap_t mem_nodes;
 };
 

@@ -12,7 +12,7 @@
 const struct np_names np_scope_names = NAMES("threads", "jvm");
 const struct np_names np_cpus_mode_names = NAMES("node", "core", "pu");
 const struct np_names np_domain_names = NAMES("node", "package", "l3");
-const struct np_names np_mem_mode_names = NAMES("preferred", "bind", "interleave", "local", "none");
+const struct np_names np_mem_mode_names = NAMES("preferred", "bind", "interleave", "local", "none", "balancing");
 const struct np_names np_drift_mode_names = NAMES("restore", "log");
 static const struct np_names cpukind_names = NAMES("performance", "efficiency", "any");
 

@@ -33,6 +33,10 @@ enum np_mem_mode {
     NP_MEM_INTERLEAVE,
     NP_MEM_LOCAL,
     NP_MEM_NONE,
+    /* bound, and migrate-on-fault within the bound nodes
+     * (MPOL_BIND | MPOL_F_NUMA_BALANCING): the policy under which the
+     * kernel's automatic NUMA balancing samples the thread's accesses */
+    NP_MEM_BALANCING,
 };
 
 /* Which CPU kind (hwloc cpukinds, hybrid machines) tier threads use:

@@ -3,7 +3,7 @@
  *   group=N|auto,groups=N,lockdir=DIR,threads=GLOB|GLOB,scope=jvm|threads,
  *   rescan=MS,drift=restore|log,domain=node|package|l3,
  *   cpus=node|core|pu,cpukind=performance|efficiency|any|N,
- *   mem=preferred|bind|interleave|local|none[:NODES],log=LEVEL[:FILE],
+ *   mem=preferred|bind|interleave|local|none|balancing[:NODES],log=LEVEL[:FILE],
  *   logsync,report=FILE,jfr=on|off,dryrun,strict,help
  *
  * docs/options.md is the user-facing reference; np_options_help() prints

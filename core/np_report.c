@@ -1,8 +1,10 @@
 #define _GNU_SOURCE
 #include "np_report.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
+#include "np_cpulist.h"
 #include "np_json.h"
 #include "np_log.h"
 
@@ -26,6 +28,8 @@ static const char *error_name(int e)
 struct listing {
     const struct np_report_plan *p;
     struct np_json *j;
+    const struct np_report_access *acc;
+    hwloc_const_bitmap_t mem_nodes;
 };
 
 /* The plan of generation `plan`: p or one before it. */
@@ -89,11 +93,19 @@ static void entry(const struct np_entry *e, void *arg)
     np_json_str(j, "cpu_error", error_name(e->cpu_errno));
     np_json_str(j, "mem_error", error_name(e->mem_errno));
     np_json_int(j, "drift", e->drift);
+    const struct np_access *ta =
+        e->live && l->acc->process != NULL
+            ? np_thread_access_find(l->acc->threads, l->acc->nthreads, e->tid)
+            : NULL;
+    if (ta != NULL)
+        np_access_json(j, ta, l->mem_nodes);
     np_json_close(j);
 }
 
 void np_report_json(const struct np_report_plan *p, struct np_record *r, int keep_ended,
-                    const struct np_report_advice *adv, const struct np_memory *m, hwloc_const_bitmap_t mem_nodes, FILE *out)
+                    const struct np_report_advice *adv, const struct np_memory *m,
+                    const struct np_report_access *acc, hwloc_const_bitmap_t mem_nodes,
+                    FILE *out)
 {
     char kind[32];
     struct np_counts c;
@@ -131,6 +143,17 @@ void np_report_json(const struct np_report_plan *p, struct np_record *r, int kee
     np_json_int(&j, "drift", c.drift);
     np_json_close(&j);
     np_memory_json(&j, "memory", m, mem_nodes);
+    np_json_open(&j, "access", '{', false);
+    np_json_bool(&j, "sampled", acc->process != NULL);
+    if (acc->process != NULL) {
+        char *nodes = np_cpulist_dup(mem_nodes);
+        np_json_str(&j, "nodes", nodes);
+        free(nodes);
+        np_access_json(&j, acc->process, mem_nodes);
+    } else {
+        np_json_str(&j, "unsampled", acc->unsampled);
+    }
+    np_json_close(&j);
     np_json_open(&j, "advice", '[', true);
     for (int i = 0; i < adv->n; i++) {
         np_json_open(&j, NULL, '{', false);
@@ -142,7 +165,7 @@ void np_report_json(const struct np_report_plan *p, struct np_record *r, int kee
     np_json_int(&j, "advice_dropped", adv->dropped);
     np_json_int(&j, "ended_kept", keep_ended);
     np_json_open(&j, "threads", '[', true);
-    struct listing l = {p, &j};
+    struct listing l = {p, &j, acc, mem_nodes};
     np_record_each(r, entry, &l);
     np_json_close(&j);
     np_json_close(&j);

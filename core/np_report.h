@@ -10,13 +10,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "np_access.h"
 #include "np_log.h"
 #include "np_memory.h"
 #include "np_modes.h"
 #include "np_record.h"
 
 /* The report format's version, the document's "numapin" field. */
-#define NP_REPORT_VERSION 3
+#define NP_REPORT_VERSION 4
 
 /* The plan as the report shows it: the agent's prepared strings, as the
  * log shows them. */
@@ -62,11 +63,23 @@ struct np_report_advice {
     int dropped;
 };
 
+/* The kernel's sampled accesses (np_access.h) as the report gives them:
+ * the process's (NULL where the kernel samples none, `unsampled` saying
+ * why), and each live placed thread's (`threads`, sorted by tid). */
+struct np_report_access {
+    const struct np_access *process;
+    const char *unsampled;
+    const struct np_thread_access *threads;
+    int nthreads;
+};
+
 /* Writes the report to out, with the advice `adv`, the process's memory
- * by node `m` and the share of it on `mem_nodes` (the group's).  Takes the record's lock while
- * it lists the threads: write to memory (open_memstream), not to a slow
- * file. */
+ * by node `m`, the accesses `acc`, and the shares of both on `mem_nodes`
+ * (the group's).  Takes the record's lock while it lists the threads:
+ * write to memory (open_memstream), not to a slow file. */
 void np_report_json(const struct np_report_plan *p, struct np_record *r, int keep_ended,
-                    const struct np_report_advice *adv, const struct np_memory *m, hwloc_const_bitmap_t mem_nodes, FILE *out);
+                    const struct np_report_advice *adv, const struct np_memory *m,
+                    const struct np_report_access *acc, hwloc_const_bitmap_t mem_nodes,
+                    FILE *out);
 
 #endif

@@ -172,6 +172,7 @@ int np_targets_set_unplaced(struct np_targets *t, hwloc_const_bitmap_t cpus,
     hwloc_bitmap_copy(t->unplaced.cpus, cpus);
     hwloc_bitmap_copy(t->unplaced.mem_nodes, startup->mem_nodes);
     t->unplaced.mem_mode = startup->mem_mode;
+    t->unplaced.mem_flags = startup->mem_flags;
     t->may_inherit = !t->none && !hwloc_bitmap_isequal(t->place_cpus, cpus);
     for (int s = 0; !t->may_inherit && s < t->nslots; s++)
         t->may_inherit = !hwloc_bitmap_isequal(t->slots[s], cpus);

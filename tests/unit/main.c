@@ -35,6 +35,7 @@ int main(void)
     srunner_add_suite(sr, marker_suite());
     srunner_add_suite(sr, memory_suite());
     srunner_add_suite(sr, hugepages_suite());
+    srunner_add_suite(sr, access_suite());
     srunner_add_suite(sr, text_suite());
     srunner_add_suite(sr, json_suite());
     srunner_run_all(sr, CK_NORMAL);

@@ -280,19 +280,28 @@ START_TEST(report_lists_threads)
                     ".numapin, .plan.node, .plan.mem, .totals.placed, .totals.skipped, "
                     ".totals.mem_failed, (.threads[] | \"\\(.name)|\\(.outcome)|\\(.how)|"
                     "\\(.cpus)|\\(.mem)|\\(.verified)|\\(.cpu_error)|\\(.mem_error)|\\(.live)|"
-                    "\\(.name_escaped)\"), (.advice[] | \"\\(.level) \\(.text)\"), .advice_dropped",
+                    "\\(.name_escaped)\"), (.advice[] | \"\\(.level) \\(.text)\"), .advice_dropped, "
+                    ".access.sampled, .access.unsampled",
                     path, NULL};
     char *out = NULL, *err = NULL;
     ck_assert_msg(t_run(argv, &out, &err) == 0, "jq: %s", err);
-    ck_assert_str_eq(out, "3\n1\npreferred:1\n2\n1\n2\n"
+    /* The kernel samples no access under mem=preferred: the report says
+     * why as the log's line does. */
+    char *log = slurp(log_path);
+    const char *why = strstr(log, "] access: no access locality for this JVM: ");
+    ck_assert_ptr_nonnull(why);
+    why = strstr(why, "JVM: ") + strlen("JVM: ");
+    char want[4096];
+    snprintf(want, sizeof want, "4\n1\npreferred:1\n2\n1\n2\n"
                           "ForkJoinPool-1-worker-1|placed|start|1|null|false|null|EINVAL|false|null\n"
                           "Reference \"Handler\"|skipped|start|null|null|null|null|null|false|null\n"
                           "ForkJoinPool-1-worker-\xef\xbf\xbd\\|placed|start|1|null|false|null|EINVAL|false|"
                           "ForkJoinPool-1-worker-\\ud800\\\\\n"
-                          "warning use \"fewer\" groups\n0\n");
+                          "warning use \"fewer\" groups\n0\nfalse\n%.*s\n",
+             (int)strcspn(why, "\n"), why);
+    ck_assert_str_eq(out, want);
     free(out);
     free(err);
-    char *log = slurp(log_path);
     ck_assert_int_eq(t_count_lines(log, "] report "), 1);
     free(log);
 }
@@ -1530,6 +1539,32 @@ START_TEST(default_scope_places_the_whole_jvm)
 }
 END_TEST
 
+/* The summary gives the kernel's sampled access locality, or says once why
+ * there is none: here, as on every host where it is off, because
+ * kernel.numa_balancing is 0; where it is on, because mem=preferred
+ * memory is not sampled. */
+START_TEST(summary_says_why_no_access_is_sampled)
+{
+    struct np_agent *a = create("group=1,log=debug:%s", log_path);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    np_agent_summary(a);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    int balancing = np_read_numa_balancing(NULL);
+    ck_assert_int_eq(t_count_lines(log, "] access: no access locality for this JVM: "), 1);
+    if (balancing == 0)
+        ck_assert_int_eq(t_count_lines(log, "for this JVM: kernel.numa_balancing=0: the kernel "
+                                            "samples no memory access (sysctl -w "
+                                            "kernel.numa_balancing=1 turns its sampling on)"), 1);
+    else if (balancing == 1 && access("/proc/self/sched", R_OK) == 0)
+        ck_assert_int_eq(t_count_lines(log, "under a preferred policy (mem=preferred)"), 1);
+    ck_assert_int_eq(t_count_lines(log, " mem_huge=none access_local=unsampled"), 1);
+    ck_assert_int_eq(t_count_lines(log, " access_samples="), 0);
+    free(log);
+}
+END_TEST
+
 /* One group is the whole machine: only the matching threads are placed. */
 START_TEST(one_group_keeps_scope_threads)
 {
@@ -1736,6 +1771,7 @@ Suite *agent_suite(void)
     tcase_add_test(tc, marker_shows_planned_cpus_and_drift);
     tcase_add_test(tc, auto_with_one_group_takes_no_lock);
     tcase_add_test(tc, default_scope_places_the_whole_jvm);
+    tcase_add_test(tc, summary_says_why_no_access_is_sampled);
     tcase_add_test(tc, one_group_keeps_scope_threads);
     tcase_add_test(tc, whole_jvm_on_missing_node_warns_once);
     tcase_add_test(tc, whole_jvm_strict_on_missing_node_fails);

@@ -258,10 +258,52 @@ START_TEST(unnameable_node)
 }
 END_TEST
 
+/* mem=balancing: MPOL_BIND with MPOL_F_NUMA_BALANCING, read back with its
+ * flag (a bind without it is not the same policy), written as
+ * mem=balancing writes it, and put back whole by np_restore_self. */
+START_TEST(balancing_is_bind_with_its_flag)
+{
+    struct np_policy p, plain;
+    policy(&p, cpu1, NP_MEM_BALANCING);
+    policy(&plain, cpu1, NP_MEM_BIND);
+    ck_assert_int_eq(p.mode, MPOL_BIND | MPOL_F_NUMA_BALANCING);
+    ck_assert(!np_policy_same(&p, &plain));
+    struct job j = {cpu1, &p, NP_PLACE_CHECK, -2, {0}, {0}};
+    run(&j);
+    ck_assert_msg(j.rc == 0 && j.r.mem_ok, "mem_errno %d", j.r.mem_errno);
+    ck_assert_int_eq(j.after.mem_mode, MPOL_BIND);
+    ck_assert_int_eq(j.after.mem_flags, MPOL_F_NUMA_BALANCING);
+    char buf[64];
+    np_mem_actual_str(buf, sizeof buf, &j.after);
+    ck_assert_str_eq(buf, "balancing:0");
+    struct np_target t = {cpu1, node0, NP_MEM_BALANCING};
+    np_mem_target_str(buf, sizeof buf, &t);
+    ck_assert_str_eq(buf, "balancing:0");
+    /* the thread that has it now reads as bound, not the same as balancing */
+    struct job k = {cpu1, &plain, NP_PLACE_CHECK, -2, {0}, {0}};
+    run(&k);
+    ck_assert_int_eq(k.after.mem_flags, 0);
+    np_mem_actual_str(buf, sizeof buf, &k.after);
+    ck_assert_str_eq(buf, "bind:0");
+    /* restored with its flag */
+    ck_assert_int_eq(np_restore_self(topo, &j.after), 0);
+    struct np_actual now;
+    ck_assert_int_eq(np_actual_init(&now), 0);
+    ck_assert_int_eq(np_read_self(topo, &now), 0);
+    ck_assert_int_eq(now.mem_mode | now.mem_flags, MPOL_BIND | MPOL_F_NUMA_BALANCING);
+    np_actual_destroy(&now);
+    np_actual_destroy(&j.after);
+    np_actual_destroy(&k.after);
+    np_policy_destroy(&p);
+    np_policy_destroy(&plain);
+}
+END_TEST
+
 Suite *bind_suite(void)
 {
     Suite *s = suite_create("bind");
     TCase *tc = tcase_create("bind");
+    tcase_add_test(tc, balancing_is_bind_with_its_flag);
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_loop_test(tc, sets_what_differs, 0, 2);
     tcase_add_loop_test(tc, sets_nothing_when_inherited, 0, 2);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "inspect.h"
+#include "np_advise.h"
 #include "tests.h"
 
 /* Lines as `jcmd PID Thread.print` writes them: JDK 17 (nid in hex), then
@@ -197,6 +198,14 @@ START_TEST(this_process_from_outside)
              "matched threads=1\n", (int)h.tid);
     ck_assert_ptr_nonnull(strstr(text, want));
     ck_assert_ptr_null(strstr(text, "main thread"));
+    /* Access locality: with balancing off (as on every machine of one
+     * node), one line says so, and the thread lines have no share. */
+    if (np_read_numa_balancing(NULL) == 0)
+        ck_assert_msg(strstr(text, "\naccess unsampled: kernel.numa_balancing=0: ") != NULL, "%s",
+                      text);
+    else
+        ck_assert_msg(strstr(text, "\naccess_local nodes=") != NULL ||
+                          strstr(text, "\naccess unsampled: ") != NULL, "%s", text);
     free(text);
     np_inspect_free(&c);
     ck_assert_int_eq(np_inspect_collect(&t, 999999999, NULL, 0, &c, err, sizeof err), -1);

@@ -14,7 +14,7 @@ static const struct {
     {&np_scope_names, "threads or jvm"},
     {&np_cpus_mode_names, "node, core or pu"},
     {&np_domain_names, "node, package or l3"},
-    {&np_mem_mode_names, "preferred, bind, interleave, local or none"},
+    {&np_mem_mode_names, "preferred, bind, interleave, local, none or balancing"},
 };
 #define NTABLES ((int)(sizeof tables / sizeof *tables))
 

@@ -245,7 +245,7 @@ static const struct {
     {"cpus=bogus", "'cpus'", "valid values are node, core, pu"},
     {"cpus=", "'cpus'", "valid values are node, core, pu"},
     {"cpus=Node", "'cpus'", "valid values are node, core, pu"},
-    {"mem=bogus", "'mem'", "valid values are preferred, bind, interleave, local, none"},
+    {"mem=bogus", "'mem'", "valid values are preferred, bind, interleave, local, none, balancing"},
     {"mem=bind:", "'mem'", "followed by :NODES"},
     {"mem=bind:x", "'mem'", "followed by :NODES"},
     {"mem=bind:-1", "'mem'", "followed by :NODES"},
@@ -313,7 +313,7 @@ START_TEST(error_quotes_bad_value)
     char err[512];
     ck_assert_int_eq(parse("mem=bogus", &o, err, sizeof err), -1);
     ck_assert_str_eq(err, "invalid value 'bogus' for option 'mem': valid values are preferred, "
-                          "bind, interleave, local, none, optionally followed by :NODES "
+                          "bind, interleave, local, none, balancing, optionally followed by :NODES "
                           "(e.g. bind:0-1+4) except for local and none");
     np_options_free(&o);
     ck_assert_int_eq(parse("cpus=", &o, err, sizeof err), -1);
@@ -400,7 +400,7 @@ START_TEST(help_text)
 {
     const char *h = np_options_help();
     const char *keys[] = {"group=N", "groups=N", "threads=", "cpus=node|core|pu",
-                          "mem=preferred|bind|interleave|local|none", "log=LEVEL[:FILE]",
+                          "mem=preferred|bind|interleave|local|none|balancing", "log=LEVEL[:FILE]",
                           "report=FILE", "jfr=on|off", "dryrun", "strict", "help", NP_DEFAULT_THREADS};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         ck_assert_msg(strstr(h, keys[i]) != NULL, "help lacks %s", keys[i]);

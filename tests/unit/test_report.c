@@ -37,7 +37,10 @@ static void write_report_v(const char *path, int version, int g, const char *cpu
              "  \"totals\": {\"placed\": 2, \"would_place\": 0, \"skipped\": 1, \"failed\": 0, "
              "\"mem_failed\": 0, \"live\": 2},\n"
              "  \"ended_kept\": 1024,\n"
-             "  \"memory\": {\"node_pages\": {\"0\": 1200, \"1\": 34}, \"future_note\": \"kept\"},\n"
+             "  \"memory\": {\"node_pages\": {\"0\": 1200, \"1\": 34}, \"mem_local\": 2.7, "
+             "\"future_note\": \"kept\"},\n"
+             "  \"access\": {\"sampled\": true, \"nodes\": \"1\", \"access_local\": 99.9, "
+             "\"access_samples\": 6696, \"access_migrated\": 3},\n"
              "  \"threads\": [\n"
              "    {\"name\": \"Tier1-worker-%d\", \"tid\": %d, \"seq\": 0, \"outcome\": \"placed\", "
              "\"how\": \"start\", \"live\": true, \"cpus\": \"%s\", \"mem\": \"preferred:%d\", "
@@ -110,6 +113,12 @@ START_TEST(page_holds_each_group_thread_and_unknown_field)
     ck_assert_ptr_nonnull(strstr(page, "0: 1200, 1: 34"));
     ck_assert_ptr_nonnull(strstr(page, ">mem_pages<"));
     ck_assert_ptr_nonnull(strstr(page, ">future_note<"));
+    /* The groups' table: each group's shares of pages and of sampled
+     * accesses on its nodes. */
+    ck_assert_ptr_nonnull(strstr(page, "<th>live</th><th>mem_local</th><th>access_local</th></tr>"));
+    ck_assert_ptr_nonnull(strstr(page, "<td>2</td><td>2.7%</td><td>99.9%</td></tr>"));
+    /* A real as written (99.9, not the double's 99.900000000000006). */
+    ck_assert_ptr_nonnull(strstr(page, "<tr><th>access_local</th><td>99.9</td></tr>"));
     /* Self-contained: nothing to fetch, no script. */
     ck_assert_ptr_null(strstr(page, "<script"));
     ck_assert_ptr_null(strstr(page, "<link"));
@@ -475,8 +484,8 @@ START_TEST(reports_checked_field_by_field)
         {"{\"numapin\":2,\"pid\":1,\"plan\":{\"group\":0},\"totals\":{},\"threads\":[],\"advice\":"
          "[{\"level\":\"info\"}]}",
          "is not a numapin report: \"advice[0].text\" is missing (a string)"},
-        {"{\"numapin\":4,\"pid\":1,\"plan\":{\"group\":0},\"totals\":{},\"threads\":[]}",
-         "is report format 4, which this numapin does not read: it reads formats 1 to 3"},
+        {"{\"numapin\":5,\"pid\":1,\"plan\":{\"group\":0},\"totals\":{},\"threads\":[]}",
+         "is report format 5, which this numapin does not read: it reads formats 1 to 4"},
         {"{\"numapin\":3,\"pid\":1,\"plan\":{\"group\":0},\"totals\":{},\"threads\":[]}",
          "is not a numapin report: \"advice\" is missing (an array: report format 3 has it)"},
         {"{\"numapin\":0}", "is report format 0, which this numapin does not read"},

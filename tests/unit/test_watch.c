@@ -183,22 +183,59 @@ START_TEST(plain_frame_fits_80_columns_without_escapes)
         l = nl + 1;
         lines++;
     }
-    ck_assert_int_eq(lines, 3 + 1 + 2 + 1 + 30 + 1); /* header, memory, rows, footnote */
+    ck_assert_int_eq(lines, 3 + 1 + 2 + 1 + 1 + 30 + 1); /* header, memory, access, rows, footnote */
     ck_assert_ptr_nonnull(strstr(text, "group 1 of 3: nodes 1, CPUs 1, domain node"));
     ck_assert_ptr_nonnull(strstr(text, "threads 30: 3 tier, 7 other, 20 jvm"));
     /* Memory: now, since the last frame, since the start. */
     ck_assert_ptr_nonnull(strstr(text, "1             10.0         +1.0        +10.0"));
+    /* kernel.numa_balancing=0: the kernel samples none, and says so once. */
+    ck_assert_ptr_nonnull(strstr(text, "\naccess unsampled: kernel.numa_balancing=0 (numapin check 4242 says why)\n"));
     /* Tier rows first, then the others, then the JVM's; HOME%, migrations. */
     char *t0 = strstr(text, "Tier0-worker-1"), *other = strstr(text, " other "),
          *jvm = strstr(text, " jvm ");
     ck_assert(t0 != NULL && other != NULL && jvm != NULL && t0 < other && other < jvm);
-    ck_assert_ptr_nonnull(strstr(text, "   5000 Tier0-worker-1           tier  1                 1    1  100%      0"));
+    ck_assert_ptr_nonnull(strstr(text, "   5000 Tier0-worker-1           tier  1               1    1  100%      0     -"));
     ck_assert_ptr_nonnull(strstr(text, "   4995 thread-5*"));
     ck_assert_ptr_nonnull(strstr(text, " 30%"));
     /* The name's escapes written out, cut at a whole one. */
     ck_assert_ptr_nonnull(strstr(text, " evil\\x1b[2J\\x1b]0;title~ other "));
     ck_assert_ptr_nonnull(strstr(text, "0-191         "));
     free(text);
+    unfake(&f);
+}
+END_TEST
+
+/* Where the kernel samples: the group's share on its nodes (the group's
+ * line of check, in 80 columns) and each thread's on the nodes of its
+ * CPUs, rounded down as check's access_local= is. */
+START_TEST(sampled_accesses_per_group_and_thread)
+{
+    struct fake f;
+    fake(&f);
+    long long own[2] = {512, 2560}, all[2] = {7, 993}, tier[2] = {1, 199}, other[2] = {50, 50};
+    f.c.own.pages = own;
+    f.c.own.nnodes = 2;
+    f.c.balancing = 1;
+    f.c.access = (struct np_access){all, 2, 3, true};
+    f.c.threads[0].access = (struct np_access){tier, 2, 1, true};
+    f.c.threads[10].access = (struct np_access){other, 2, 0, true};
+    struct cli_watch_view v = view_of(&f);
+    char *text;
+    size_t len;
+    ck_assert_int_eq(cli_watch_frame(&v, 0, 0, false, &text, &len), 0);
+    /* The group's nodes are those of its threads here (no marker): 0-2. */
+    ck_assert_ptr_nonnull(strstr(text, "\naccess_local nodes=0-2 access_local=100.0% access_samples=1000 access_migrated=3\n"));
+    char row[128];
+    snprintf(row, sizeof row, "%7d %-24s %-5s %-12s %4s %4s %5s %6s %5s\n", 5000, "Tier0-worker-1",
+             "tier", "1", "1", "1", "100%", "0", "99%");
+    ck_assert_msg(strstr(text, row) != NULL, "no '%s' in:\n%s", row, text);
+    ck_assert_ptr_nonnull(strstr(text, "  100%\n")); /* thread 10: all on its nodes 0-2 */
+    ck_assert_ptr_nonnull(strstr(text, "     -\n"));  /* threads without a sample */
+    free(text);
+    f.c.own.pages = NULL;
+    memset(&f.c.access, 0, sizeof f.c.access);
+    for (int i = 0; i < f.c.nthreads; i++)
+        memset(&f.c.threads[i].access, 0, sizeof f.c.threads[i].access);
     unfake(&f);
 }
 END_TEST
@@ -236,9 +273,9 @@ START_TEST(terminal_frame_redraws_in_place_and_fits_the_screen)
     /* A frame shorter than the screen: a newline after its last line, and
      * what an earlier frame left below it erased. */
     ck_assert_int_eq(cli_watch_frame(&v, 100, 60, true, &text, &len), 0);
-    ck_assert_int_eq(screen_lines(text, 100, lines, 64, &erases, &full), 3 + 3 + 1 + 30 + 1);
+    ck_assert_int_eq(screen_lines(text, 100, lines, 64, &erases, &full), 3 + 4 + 1 + 30 + 1);
     ck_assert(len > 4 && strcmp(text + len - 4, "\n\033[J") == 0);
-    free_lines(lines, 3 + 3 + 1 + 30 + 1);
+    free_lines(lines, 3 + 4 + 1 + 30 + 1);
     free(text);
     unfake(&f);
 }
@@ -281,7 +318,7 @@ START_TEST(frames_fit_every_terminal_size)
                               "%dx%d: no count of the rows left out: %s", cols, height, last);
                 ck_assert_int_eq(rows + more, 30);
             }
-            if (height >= 3 + 3 + 1 + 30)
+            if (height >= 3 + 4 + 1 + 30)
                 ck_assert_int_eq(rows, 30);
             if (cols == 20 && height == 5) /* the title, the plan, the frame, the count */
                 ck_assert_int_eq(n, 4);
@@ -576,7 +613,13 @@ START_TEST(watch_count_prints_that_many_plain_frames)
     char *out, *err;
     int rc = t_run(argv, &out, &err);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
-    ck_assert_int_eq(t_count_lines(out, "numapin check "), 3);
+    char title[48];
+    snprintf(title, sizeof title, "numapin check %s \"", pid);
+    ck_assert_int_eq(t_count_lines(out, title), 3);
+    /* Each frame gives the kernel's sampled accesses, or says it samples
+     * none (a one-node machine, kernel.numa_balancing=0). */
+    ck_assert_int_eq(t_count_lines(out, "access unsampled") + t_count_lines(out, "access_local nodes="),
+                     3);
     ck_assert_ptr_nonnull(strstr(out, "frame 3, "));
     ck_assert_ptr_null(strchr(out, '\033'));
     ck_assert_ptr_nonnull(strstr(out, "no numapin agent in its command line or JAVA_TOOL_OPTIONS"));
@@ -619,6 +662,7 @@ Suite *watch_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, finds_the_agents_options);
     tcase_add_test(tc, plain_frame_fits_80_columns_without_escapes);
+    tcase_add_test(tc, sampled_accesses_per_group_and_thread);
     tcase_add_test(tc, terminal_frame_redraws_in_place_and_fits_the_screen);
     tcase_add_test(tc, frames_fit_every_terminal_size);
     tcase_add_test(tc, names_of_any_width_keep_the_columns_in_line);

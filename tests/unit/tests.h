@@ -43,6 +43,7 @@ Suite *file_suite(void);
 Suite *marker_suite(void);
 Suite *memory_suite(void);
 Suite *hugepages_suite(void);
+Suite *access_suite(void);
 Suite *text_suite(void);
 Suite *json_suite(void);
 

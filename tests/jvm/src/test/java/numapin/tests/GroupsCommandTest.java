@@ -165,6 +165,7 @@ class GroupsCommandTest {
             assertTrue(t.numapin.get(g).startsWith("placed=" + s.placed() + " cpus=" + s.cpus() + " mem_pages="),
                     "numapin column of group " + g + ": " + t.numapin.get(g) + "\n" + ctx);
             assertTrue(t.numapin.get(g).contains(" mem_local="), "numapin column of group " + g + "\n" + ctx);
+            assertTrue(t.numapin.get(g).contains(" access_local="), "numapin column of group " + g + "\n" + ctx);
             assertEquals(Cpus.parse(cpus), Cpus.parse(s.cpus()), "summary cpus=\n" + ctx);
             // {group} in two arguments, as the JVM saw them (-XshowSettings:properties).
             assertTrue(log.contains("    numapin.harness.group = " + g + "\n"), "group " + g

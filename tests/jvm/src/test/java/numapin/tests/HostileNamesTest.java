@@ -585,7 +585,7 @@ class HostileNamesTest {
         for (String l : lines) {
             String[] f = l.split(" ", -1);
             switch (f[0]) {
-                case "VERSION" -> checkEq("3", f[1], "the report's format version (\"numapin\")");
+                case "VERSION" -> checkEq("4", f[1], "the report's format version (\"numapin\")");
                 case "ADVICE" -> {
                     check(f[1].equals("info") || f[1].equals("warning"), "an advice level: " + f[1]);
                     advice.add(unhex(f[2]));
@@ -862,7 +862,7 @@ class HostileNamesTest {
             }
             List<String> c = cellsOf(row);
             String tail = cellRange(c, kindCol, c.size());
-            check(tail.matches("tier +\\S+ +\\d+ +\\d+ +\\d+% +\\d+ *") && cellRange(c, kindCol - 1, kindCol).equals(" "),
+            check(tail.matches("tier +\\S+ +\\d+ +\\d+ +\\d+% +\\d+ +(\\d+%|-) *") && cellRange(c, kindCol - 1, kindCol).equals(" "),
                     what + ": the " + t.getKey() + " name's row is not aligned with the header (KIND at cell "
                             + kindCol + "):\n" + header + "\n" + row);
             String cell = cellRange(c, nameCol, kindCol).strip();

@@ -36,7 +36,8 @@ import numapin.tests.ChildResult.Placed;
  */
 @ExtendWith(RunLogs.class)
 class JfrTest {
-    static final String[] TYPES = {"numapin.Placement", "numapin.Plan", "numapin.Advice", "numapin.NodeMemory"};
+    static final String[] TYPES = {"numapin.Placement", "numapin.Plan", "numapin.Advice", "numapin.NodeMemory",
+            "numapin.AccessLocality"};
 
     @TempDir
     Path dir;
@@ -46,13 +47,17 @@ class JfrTest {
         Machine.requireCpus0And1();
     }
 
-    /** Recording settings: numapin.NodeMemory every second, and jdk.ThreadStart. */
+    /** Recording settings: numapin's periodic events every second, and jdk.ThreadStart. */
     Path settings() throws IOException {
         Path jfc = dir.resolve("numapin-test.jfc");
         Files.writeString(jfc, """
                 <?xml version="1.0" encoding="UTF-8"?>
                 <configuration version="2.0" label="numapin test">
                   <event name="numapin.NodeMemory"><setting name="enabled">true</setting>\
+                <setting name="period">1 s</setting></event>
+                  <event name="numapin.AccessLocality"><setting name="enabled">true</setting>\
+                <setting name="period">1 s</setting></event>
+                  <event name="numapin.ThreadAccess"><setting name="enabled">true</setting>\
                 <setting name="period">1 s</setting></event>
                   <event name="jdk.ThreadStart"><setting name="enabled">true</setting></event>
                 </configuration>
@@ -176,6 +181,7 @@ class JfrTest {
             Files.createFile(dir.resolve("go-1"));
             run.awaitLine(Pattern.compile("phase-ready 2 .*"));
             run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: numapin.NodeMemory: first events.*"));
+            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: numapin.AccessLocality: first events.*"));
             // More placed workers than the group's one CPU: advice, once the
             // next exit or the periodic rescan (every second) counts them
             // again; awaited, so that the recording still runs to hold it.
@@ -241,6 +247,25 @@ class JfrTest {
         assertEquals("0 bytes", node1.get("resident"), "this kernel has no node 1: " + node1);
         assertEquals("false", node0.get("groupNode"), node0.toString());
         assertEquals("true", node1.get("groupNode"), node1.toString());
+
+        // The kernel samples no access under the default preferred policy:
+        // each AccessLocality event says why, as the log's line at exit
+        // does, and no thread has a ThreadAccess event.
+        String prefix = "[info][numapin] access: no access locality for this JVM: ";
+        String why = r.logLines().stream().filter(l -> l.contains(prefix))
+                .map(l -> l.substring(l.indexOf(prefix) + prefix.length())).findFirst().orElse(null);
+        assertTrue(why != null, "the log says why the kernel samples no access\n" + ctx);
+        List<Map<String, String>> access = events(recording, "numapin.AccessLocality");
+        assertTrue(!access.isEmpty(), "numapin.AccessLocality events\n" + summary);
+        for (Map<String, String> e : access) {
+            assertEquals("false", e.get("sampled"), e.toString());
+            assertEquals("1", str(e, "nodes"), e.toString());
+            assertEquals(why, str(e, "unsampled"), e.toString());
+            assertEquals("0", e.get("accessSamples"), e.toString());
+        }
+        assertEquals(List.of(), events(recording, "numapin.ThreadAccess"), "nothing sampled, no thread's events");
+        assertTrue(summary.matches("(?s).*\\n numapin\\.ThreadAccess\\s+0\\s.*"),
+                "jfr summary lists numapin.ThreadAccess, with no event:\n" + summary);
     }
 
     /** jcmd, on this JDK, against a running child: exit status 0. */

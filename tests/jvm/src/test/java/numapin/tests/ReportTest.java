@@ -65,7 +65,19 @@ class ReportTest {
         // "%p" is the JVM's pid, which the report states.
         String pid = jq(".pid", file).get(0);
         assertEquals("report-" + pid + ".json", file.getFileName().toString(), ctx);
-        assertEquals(List.of("3"), jq(".numapin", file), "format version\n" + ctx);
+        assertEquals(List.of("4"), jq(".numapin", file), "format version\n" + ctx);
+        // The sampled accesses: the summary's access_local=, or, unsampled, the
+        // log's reason.
+        String access = Lines.summary(r).get("access_local");
+        if (access.equals("unsampled")) {
+            String prefix = "[info][numapin] access: no access locality for this JVM: ";
+            String why = r.logLines().stream().filter(l -> l.contains(prefix))
+                    .map(l -> l.substring(l.indexOf(prefix) + prefix.length())).findFirst().orElse("(no line)");
+            assertEquals(List.of("false", why), jq(".access.sampled, .access.unsampled", file), ctx);
+        } else {
+            assertEquals(List.of("true", access.replace("%", "")), jq(".access.sampled, .access.access_local", file),
+                    ctx);
+        }
         // The hugetlb pages by size and node: the summary's mem_huge=, as an object.
         String huge = Lines.summary(r).get("mem_huge");
         assertEquals(List.of(huge.equals("none") ? "0" : String.valueOf(huge.split(",").length)),

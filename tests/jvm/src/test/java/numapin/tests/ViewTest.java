@@ -139,8 +139,9 @@ class ViewTest {
         Launch.Running run = viewed(go, 1, "");
         Path svg = RunLogs.newRunDir().resolve("jvm.svg");
         String[] r;
+        String pid;
         try {
-            String pid = pidOf(run);
+            pid = pidOf(run);
             r = Launch.tool(cli(), "check", pid, "--svg", svg.toString());
             Files.createFile(go);
         } finally {
@@ -168,6 +169,9 @@ class ViewTest {
         assertTrue(all.matches("(?s).*other threads: [1-9].*Side.*"), all);
         assertTrue(all.matches("(?s).*resident memory: node 0 [0-9.]+ MiB.*"), all);
         assertTrue(all.contains("tier threads (Tier*|Odd*): 4"), all);
+        // The kernel's sampled accesses, or why it samples none.
+        assertTrue(texts.stream().anyMatch(t -> t.startsWith("access_local nodes=1 access_local=")
+                || t.matches("access unsampled(: [^:(]+)? \\(numapin check " + pid + " says why\\)")), all);
     }
 
     @Test
@@ -202,6 +206,13 @@ class ViewTest {
         assertTrue(!out.contains("\u001b"), "escapes in a pipe:\n" + out);
         assertEquals(3, out.lines().filter(l -> l.startsWith("numapin check ")).count(), out);
         assertTrue(out.contains("group 1 of 2: "), out);
+        // Each frame says what the kernel sampled of the JVM's accesses, or
+        // that it samples none and where the reason is given.
+        String says = " (numapin check " + pid + " says why)";
+        assertEquals(3, out.lines().filter(l -> l.startsWith("access_local nodes=")
+                || l.equals("access unsampled" + says)
+                || l.startsWith("access unsampled: ") && l.endsWith(says)
+                        && !l.substring(18, l.length() - says.length()).matches(".*[:(].*")).count(), out);
         List<Placed> placed = jvm.placed();
         assertEquals(4, placed.size(), jvm.describe());
         for (Placed p : placed) {
@@ -387,6 +398,15 @@ class ViewTest {
             s.filter(p -> p.toString().endsWith(".json")).forEach(p -> reports.add(p.getFileName().toString()));
         }
         assertEquals(2, reports.size(), reports.toString());
-        assertTrue(new String(Files.readAllBytes(page), StandardCharsets.UTF_8).contains("<svg"));
+        String html = new String(Files.readAllBytes(page), StandardCharsets.UTF_8);
+        assertTrue(html.contains("<svg"));
+        // The run's table, as numapin groups printed it, under the groups'.
+        String table = r.stdout.substring(r.stdout.indexOf("group  exit"), r.stdout.indexOf("page: "));
+        int at = html.indexOf("<pre class=\"results\">");
+        assertTrue(at > 0 && html.indexOf("<table class=\"summary\">") < at, html);
+        String shown = html.substring(at + "<pre class=\"results\">".length(), html.indexOf("</pre>", at))
+                .replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'")
+                .replace("&amp;", "&");
+        assertEquals(table, shown, html);
     }
 }
