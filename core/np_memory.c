@@ -3,6 +3,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <numa.h>
 #include <numaif.h>
 #include <stdio.h>
@@ -703,27 +705,78 @@ void np_memory_json(struct np_json *j, const char *key, const struct np_memory *
 
 /* ---- moving this process's pages ---------------------------------------- */
 
-/* True for a line of /proc/self/maps naming a writable mapping of the
- * process's own memory (as np_memory_read counts it) whose pages may move:
- * private and anonymous ([heap], [stack], no name, anonymous huge pages),
- * or shared of a file of its own (a memfd such as ZGC's heap, a SysV
- * segment, /dev/zero); not the kernel's vdso, vvar or vsyscall pages, nor
- * a file's. */
+/* How a writable mapping of this process moves (movable). */
+enum { MOVE_NONE, MOVE_ALL, MOVE_COPIES };
+
+/* What a line of /proc/self/maps names: MOVE_ALL for a readable mapping
+ * whose pages are all the process's own: private and anonymous ([heap],
+ * [stack], no name, anonymous huge pages), or shared and writable of a
+ * file of its own (a memfd such as ZGC's heap, a SysV segment,
+ * /dev/zero); MOVE_COPIES for a private mapping of a file, whose pages the
+ * process wrote are its own copies (a library's .data and .got, and the
+ * RELRO part the loader relocated before making it read-only; the CDS
+ * archive's read-write part) but whose others are the file's page cache,
+ * which other processes share or will; MOVE_NONE for the rest, the
+ * kernel's vdso, vvar and vsyscall pages among them. */
 static int movable(const char *line, unsigned long *lo, unsigned long *hi)
 {
     char perms[8] = "";
     int name_at = 0;
     if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", lo, hi, perms, &name_at) < 3)
-        return 0;
-    if (perms[0] != 'r' || perms[1] != 'w' || (perms[3] != 'p' && perms[3] != 's'))
-        return 0;
+        return MOVE_NONE;
+    if (perms[0] != 'r' || (perms[3] != 'p' && perms[3] != 's'))
+        return MOVE_NONE;
     const char *name = name_at > 0 ? line + name_at : "";
     if (perms[3] == 's')
-        return own_file(name);
-    if (*name == '\n' || *name == '\0' || strncmp(name, "/anon_hugepage", 14) == 0)
-        return 1;
+        return perms[1] == 'w' && own_file(name) ? MOVE_ALL : MOVE_NONE;
+    if (*name == '/')
+        return strncmp(name, "/anon_hugepage", 14) == 0 ? MOVE_ALL : MOVE_COPIES;
+    if (*name == '\n' || *name == '\0')
+        return MOVE_ALL;
     return *name == '[' && strncmp(name, "[vvar", 5) != 0 && strncmp(name, "[vdso", 5) != 0 &&
-           strncmp(name, "[vsyscall", 9) != 0;
+                   strncmp(name, "[vsyscall", 9) != 0
+               ? MOVE_ALL
+               : MOVE_NONE;
+}
+
+/* mbind of [lo, hi) to the policy `p` with `flags`. */
+static long bind_range(unsigned long lo, unsigned long hi, const struct np_policy *p, unsigned flags)
+{
+    return mbind((void *)lo, hi - lo, p->mode, p->empty ? NULL : p->mask,
+                 p->empty ? 0 : p->nbits + 1, flags);
+}
+
+/* A private mapping of a file, [lo, hi): the policy over all of it, and
+ * MPOL_MF_MOVE over each run of the process's own copies only, the pages
+ * /proc/self/pagemap (`pagemap`, open) shows present and not the file's
+ * (anonymous): moving the file's page cache would take it from the other
+ * processes that read it.  0, or -1 with errno from the first mbind. */
+static int bind_copies(int pagemap, unsigned long lo, unsigned long hi, const struct np_policy *p)
+{
+    if (bind_range(lo, hi, p, 0) != 0)
+        return -1;
+    const uint64_t present = 1ULL << 63, file = 1ULL << 61;
+    unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE), run = 0, at = lo;
+    uint64_t e[512];
+    while (at < hi) {
+        size_t want = (hi - at) / page < 512 ? (hi - at) / page : 512;
+        ssize_t got = pread(pagemap, e, want * sizeof *e, (off_t)(at / page * sizeof *e));
+        size_t n = got > 0 ? (size_t)got / sizeof *e : 0;
+        for (size_t i = 0; i < n; i++, at += page) {
+            bool copy = (e[i] & present) && !(e[i] & file);
+            if (copy && run == 0)
+                run = at;
+            else if (!copy && run != 0) {
+                bind_range(run, at, p, MPOL_MF_MOVE);
+                run = 0;
+            }
+        }
+        if (n == 0)
+            break; /* unreadable: the policy alone from here */
+    }
+    if (run != 0)
+        bind_range(run, at, p, MPOL_MF_MOVE);
+    return 0;
 }
 
 /* Whether a process other than this one maps the file dev:ino, from every
@@ -790,8 +843,7 @@ static void move_aliases(const struct np_policy *p, struct np_move *r)
         }
         for (int k = a->first; k < a->first + a->n; k++) {
             const struct view *v = &x.v[k];
-            if (mbind((void *)v->lo, v->hi - v->lo, p->mode, p->empty ? NULL : p->mask,
-                      p->empty ? 0 : p->nbits + 1, MPOL_MF_MOVE_ALL) != 0 &&
+            if (bind_range(v->lo, v->hi, p, MPOL_MF_MOVE_ALL) != 0 &&
                 errno != EFAULT && errno != ENOMEM) {
                 r->aliased_errno = errno;
                 break;
@@ -809,7 +861,8 @@ static double now_ms(void)
 }
 
 /* The mbind pass of a move: the policy `p`, with MPOL_MF_MOVE, over every
- * movable mapping of this process; r->mappings and r->refused counted.
+ * movable mapping of this process (of a private file mapping, over the
+ * process's copies only: bind_copies); r->mappings and r->refused counted.
  * 0, or -1 with errno when out of memory or every mapping refused. */
 static int bind_own(const struct np_policy *p, struct np_move *r)
 {
@@ -818,17 +871,18 @@ static int bind_own(const struct np_policy *p, struct np_move *r)
         return -1;
     /* The mappings first, then mbind: mbind may merge mappings, which
      * changes the file being read. */
-    unsigned long (*ranges)[2] = NULL;
+    unsigned long (*ranges)[3] = NULL;
     int n = 0, cap = 0, e = 0;
     char *line = NULL;
     size_t len = 0;
     while (getline(&line, &len, maps) > 0) {
         unsigned long lo, hi;
-        if (!movable(line, &lo, &hi))
+        int how = movable(line, &lo, &hi);
+        if (how == MOVE_NONE)
             continue;
         if (n == cap) {
             int ncap = cap > 0 ? 2 * cap : 256;
-            unsigned long (*g)[2] = realloc(ranges, (size_t)ncap * sizeof *g);
+            unsigned long (*g)[3] = realloc(ranges, (size_t)ncap * sizeof *g);
             if (g == NULL) {
                 e = ENOMEM;
                 break;
@@ -837,13 +891,16 @@ static int bind_own(const struct np_policy *p, struct np_move *r)
             cap = ncap;
         }
         ranges[n][0] = lo;
-        ranges[n++][1] = hi;
+        ranges[n][1] = hi;
+        ranges[n++][2] = (unsigned long)how;
     }
     free(line);
     fclose(maps);
+    int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     for (int i = 0; e == 0 && i < n; i++) {
-        long rc = mbind((void *)ranges[i][0], ranges[i][1] - ranges[i][0], p->mode,
-                        p->empty ? NULL : p->mask, p->empty ? 0 : p->nbits + 1, MPOL_MF_MOVE);
+        long rc = ranges[i][2] == MOVE_COPIES
+                      ? bind_copies(pagemap, ranges[i][0], ranges[i][1], p)
+                      : bind_range(ranges[i][0], ranges[i][1], p, MPOL_MF_MOVE);
         if (rc == 0) {
             r->mappings++;
         } else if (errno != EFAULT && errno != ENOMEM) {
@@ -853,6 +910,8 @@ static int bind_own(const struct np_policy *p, struct np_move *r)
         }
     }
     free(ranges);
+    if (pagemap >= 0)
+        close(pagemap);
     if (e != 0) {
         errno = e;
         return -1;

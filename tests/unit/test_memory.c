@@ -458,6 +458,64 @@ START_TEST(moves_memfd_pages)
 }
 END_TEST
 
+/* The maps lines of this process naming [lo, hi) or a part of it. */
+static int maps_lines_within(unsigned long lo, unsigned long hi)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    ck_assert_ptr_nonnull(f);
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        unsigned long a, b;
+        if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a >= lo && b <= hi)
+            n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* A private mapping of a file (a library's .data, or its RELRO part, which
+ * the loader wrote and made read-only) gets the policy over all of it, the
+ * pages read and those written alike, and stays one mapping: the written
+ * pages, the process's copies, move run by run under the same policy,
+ * which splits nothing. */
+START_TEST(a_private_file_mapping_keeps_one_policy_and_one_mapping)
+{
+    const size_t page = 4096, len = 16 * page;
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    int fd = fileno(tmp);
+    ck_assert_int_eq(ftruncate(fd, (off_t)len), 0);
+    char *data = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    ck_assert_ptr_ne(data, MAP_FAILED);
+    /* copies: pages 1-2 and 9; read only: 0, 4 and 12 */
+    data[1 * page] = data[2 * page] = data[9 * page] = 7;
+    volatile char sum = (char)(data[0] + data[4 * page] + data[12 * page]);
+    (void)sum;
+    if (_i == 1)
+        ck_assert_int_eq(mprotect(data, len, PROT_READ), 0); /* as RELRO */
+    ck_assert_int_eq(maps_lines_within((unsigned long)data, (unsigned long)data + len), 1);
+    struct np_policy p;
+    hwloc_bitmap_t zero;
+    policy(&p, "0", NP_MEM_BIND, &zero);
+    struct np_move r;
+    ck_assert_int_eq(np_memory_bind_self(&p, &r), 0);
+    ck_assert_int_eq(r.refused, 0);
+    for (size_t i = 0; i < 16; i++) {
+        int mode = -1;
+        unsigned long mask[64] = {0};
+        ck_assert_int_eq(get_mempolicy(&mode, mask, 64 * 64, data + i * page, MPOL_F_ADDR), 0);
+        ck_assert_msg(mode == MPOL_BIND && (mask[0] & 1), "page %zu: mode %d", i, mode);
+    }
+    ck_assert_int_eq(maps_lines_within((unsigned long)data, (unsigned long)data + len), 1);
+    ck_assert_int_eq(data[9 * page], 7);
+    np_policy_destroy(&p);
+    hwloc_bitmap_free(zero);
+    munmap(data, len);
+    fclose(tmp);
+}
+END_TEST
+
 Suite *memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -468,6 +526,7 @@ Suite *memory_suite(void)
     tcase_add_test(tc, reads_this_process);
     tcase_add_test(tc, memfd_pages_are_own);
     tcase_add_test(tc, each_memfd_page_once);
+    tcase_add_loop_test(tc, a_private_file_mapping_keeps_one_policy_and_one_mapping, 0, 2);
     tcase_add_test(tc, counts_huge_pages_by_size);
     tcase_add_test(tc, strings);
     tcase_add_test(tc, moves_own_pages);
