@@ -37,7 +37,7 @@ CLI_LIB_OBJ := $(filter-out $(B)/cli/main.o,$(CLI_OBJ))
 HEADERS   := $(wildcard core/*.h agent/*.h cli/*.h)
 TEST_SRC  := $(wildcard tests/unit/*.c)
 
-.PHONY: all test test-unit test-java test-numa demo bench clean print-test-targets tierbench
+.PHONY: all test test-unit test-java test-numa demo demo-numa bench clean print-test-targets tierbench
 all: $(B)/libnumapin.so $(B)/numapin
 
 # Every test suite; mk/*.mk add theirs.  build.sh runs each in turn.
@@ -100,12 +100,16 @@ test-java: all $(TIERBENCH)
 test-numa: all
 	bash tests/qemu/run.sh
 
-# The heap scenarios of test-numa alone, then docs/heap.md's table from them.
+# The heap scenarios of test-numa alone, then docs/heap.md's table from them;
+# the TierBench windows with every access counted, then docs/access.md's.
 HEAP_SCENARIOS := n2-heap,n2-heap-usenuma,n3-heap,n3-heap-attach,h3-large-pages,h3-thp,h3-collectors
-.PHONY: heap-doc
+.PHONY: heap-doc access-doc
 heap-doc: all
 	NUMAPIN_QEMU_ONLY=$(HEAP_SCENARIOS) bash tests/qemu/run.sh
-	bash tests/qemu/heap-doc.sh
+	bash tests/qemu/doc-table.sh heap-table docs/heap.md
+access-doc: all
+	NUMAPIN_QEMU_ONLY=a3-access-tierbench bash tests/qemu/run.sh
+	bash tests/qemu/doc-table.sh access-table docs/access.md
 
 $(B)/bench_plan: tests/bench/bench_plan.c $(CORE_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_OBJ) $(LDLIBS)
@@ -136,6 +140,10 @@ bench-startup: all
 
 demo: all $(TIERBENCH)
 	bash tierbench/demo.sh --jdk $(JDK17)
+
+# The 2-against-3-groups experiment on an emulated 3-node machine (QEMU).
+demo-numa: all
+	bash tierbench/demo-numa.sh
 
 clean:
 	rm -rf $(B)

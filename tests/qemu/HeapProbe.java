@@ -44,6 +44,13 @@ import numapin.tierbench.PageNodes;
  *   ready=FILE   after the first count, create FILE and wait for
  *   go=FILE      FILE to exist (at most 120 s), then count again: the
  *                heap before and after something else acted (a late attach)
+ *   hold=1       while waiting for go, two fork-join workers of a second
+ *                pool read the kept arrays over and over: placed threads
+ *                that live and touch the heap while the JVM is looked at
+ *   spin=MS      before the first count (with ready=), the main thread
+ *                spins until it has used MS ms more CPU time (in the
+ *                kernel's clock ticks): a cost known in advance, the
+ *                control of a comparison of CPU times
  *
  * Prints "heap phase=P pages=N on_nodes=M share=S by_node=N0=..,N1=.. file_pages=F" for
  * each count (P is "end", or "before" and "after"), then "own phase=P
@@ -267,6 +274,29 @@ public final class HeapProbe {
         return total(o);
     }
 
+    /** This thread's CPU time (user and system) in clock ticks, from /proc. */
+    static long cpuTicks() throws java.io.IOException {
+        String stat = new String(Files.readAllBytes(Paths.get("/proc/thread-self/stat")),
+                java.nio.charset.StandardCharsets.US_ASCII);
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime: fields 14 and 15
+    }
+
+    /** Spins until this thread has used ms more milliseconds of CPU (100 ticks a second). */
+    static void spin(long ms) throws java.io.IOException {
+        if (ms <= 0) {
+            return;
+        }
+        long until = cpuTicks() + (ms + 9) / 10;
+        long x = 0;
+        while (cpuTicks() < until) {
+            for (int i = 0; i < 100_000; i++) {
+                x = x * 6364136223846793005L + 1442695040888963407L;
+            }
+        }
+        sink = x;
+    }
+
     public static void main(String[] args) throws Exception {
         Map<String, String> a = new TreeMap<>();
         for (String s : args) {
@@ -301,12 +331,36 @@ public final class HeapProbe {
             System.out.printf("heap range=0x%x+%d MiB kept=%d arrays%n", range[0], range[1] >> 20, kept.size());
         }
         if (a.containsKey("ready")) {
+            spin(Long.parseLong(a.getOrDefault("spin", "0")));
             count("before", range, want);
+            java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+            ForkJoinPool readers = null;
+            if ("1".equals(a.get("hold"))) {
+                readers = new ForkJoinPool(2);
+                for (int w = 0; w < 2; w++) {
+                    readers.execute(() -> {
+                        long sum = 0;
+                        while (!stop.get()) {
+                            for (byte[] b : kept) {
+                                for (int i = 0; i < b.length; i += 4096) {
+                                    sum += b[i];
+                                }
+                            }
+                        }
+                        sink = sum;
+                    });
+                }
+            }
             Files.write(Paths.get(a.get("ready")), new byte[0]);
             Path go = Paths.get(arg(a, "go"));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (!Files.exists(go) && System.nanoTime() < deadline) {
                 Thread.sleep(50);
+            }
+            stop.set(true);
+            if (readers != null) {
+                readers.shutdown();
+                readers.awaitTermination(60, TimeUnit.SECONDS);
             }
             count("after", range, want);
         } else if (!"1".equals(a.get("settle"))) {

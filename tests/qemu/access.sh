@@ -1,76 +1,139 @@
 #!/usr/bin/env bash
 # Every guest memory access counted: boots the 3-node machine (n3: 3 nodes x
 # 2 CPUs, 1 GiB a node) under QEMU with the access-counting plugin
-# (tests/qemu/plugin/access.c) and runs HeapProbe (its heap on node 1) with
-# no agent, under numactl --cpunodebind=1 --membind=1, and under numapin's
-# default options for group 1 of 3 (group=1,groups=3: the whole JVM
-# placed). Each run is one measured window, from before the JVM starts to
-# the end of HeapProbe's work. Prints, for each, the share of node 1's vCPUs'
-# user-space accesses that hit node 1's memory and the share over all vCPUs,
-# the matrix, and where node 1's vCPUs' remote accesses went: the JVM's
-# mappings the most accessed remote pages belong to (the guest's pagemap,
-# read at the window's end).
+# (tests/qemu/plugin/access.c), kernel.numa_balancing=1 with its scanner
+# quickened, and runs HeapProbe (its heap on node 1) with no agent, under
+# numactl --cpunodebind=1 --membind=1 (with and without --balancing), under
+# numapin's default options for group 1 of 3 (group=1,groups=3: the whole
+# JVM placed), under mem=balancing, and with the launcher preferring node
+# 0. Each run is one measured window. Prints, for each, the matrix of
+# user-space accesses by the vCPU's node and the memory's, the share of
+# node 1's vCPUs' accesses that hit node 1's memory, the kernel's sampled
+# share beside it, and where node 1's vCPUs' remote accesses went (the
+# JVM's mappings the most accessed remote pages belong to, from the
+# guest's pagemap at the window's end).
 #
 #   bash tests/qemu/access.sh              the runs, counted
 #   bash tests/qemu/access.sh --no-plugin  the same guest without the plugin
 #                                          (what the plugin costs)
+#   bash tests/qemu/access.sh --cost       no plugin: what the kernel's NUMA
+#                                          balancing costs a JVM under
+#                                          mem=balancing, in pairs of runs
+#                                          with it on and off
 #
-# The machinery is tests/qemu/run.sh's (NUMAPIN_QEMU_BUILD, NUMAPIN_AGENT,
-# NUMAPIN_CLI, NUMAPIN_QEMU_TIMEOUT as there); the plugin's header comes
-# from Debian's qemu source package (tests/qemu/plugin/fetch-header.sh).
-# Files: $B/access/access.txt (the plugin's record), $B/access/report.txt
-# (what this prints), $B/logs/n3.console.
+# The machinery, the machine a3 (n3 under the plugin) and the plugin's
+# build are tests/qemu/run.sh's (NUMAPIN_QEMU_BUILD, NUMAPIN_AGENT,
+# NUMAPIN_CLI, NUMAPIN_QEMU_TIMEOUT as there). Files: $B/logs/a3.access.txt
+# (the plugin's record), $B/access/report.txt (what this prints),
+# $B/logs/a3.console.txt. The TierBench windows are make test-numa's
+# (a3-access-tierbench).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 B=${NUMAPIN_QEMU_BUILD:-$ROOT/build/qemu}
 PLUGIN=1
+SCENARIO=n3-access
 case ${1:-} in
     "") ;;
     --no-plugin) PLUGIN= ;;
-    *) echo "usage: bash tests/qemu/access.sh [--no-plugin]" >&2; exit 2 ;;
+    --cost) PLUGIN= SCENARIO=n3-balancing-cost ;;
+    *) echo "usage: bash tests/qemu/access.sh [--no-plugin | --cost]" >&2; exit 2 ;;
 esac
 die() { echo "access: error: $*" >&2; exit 1; }
 
 A=$B/access
 mkdir -p "$A"
-HDR=$(bash "$HERE/plugin/fetch-header.sh" "$B/qemu-plugin") || die "no qemu-plugin.h"
-CFLAGS=(-O2 -g -std=gnu11 -Wall -Wextra -Wshadow -Werror)
-cc "${CFLAGS[@]}" -fPIC -shared -I"$(dirname "$HDR")" -I"$HERE/plugin" "$HERE/plugin/access.c" -o "$A/access.so" ||
-    die "cannot build the plugin"
-cc "${CFLAGS[@]}" -I"$HERE/plugin" "$HERE/plugin/accmark.c" -lnuma -o "$A/accmark" || die "cannot build accmark"
-
-OUT=$A/access.txt
-rm -f "$OUT"
+OUT=$B/logs/a3.access.txt
 cat >"$A/extend.sh" <<EOF
-MACHINES=n3
-n3_scenarios=n3-access
-n3_timeout=1500
-extend_root() {
-    mkdir -p "\$1/access"
-    cp "$A/accmark" "\$1/access/accmark"
-    cat "$HERE/access-guest.sh" >>"\$1/scenarios.sh"
-}
+MACHINES=a3
+a3_scenarios=$SCENARIO
+a3_timeout=1500
+a3_plugin=$PLUGIN
+a3_top=4000
+a3_judge=
 EOF
-if [ -n "$PLUGIN" ]; then
-    # each node's CPUs and memory, from run.sh's table of n3
-    cat >>"$A/extend.sh" <<'EOF'
-acc_cpus=$(echo $n3_nodes | tr ' ' ':')
-acc_mem=$(for n in $n3_nodes; do printf '%s:' "$n3_mem_mb"; done)
-EOF
-    echo "QEMU_EXTRA=(-plugin \"$A/access.so,cpus=\$acc_cpus,mem=\${acc_mem%:},out=$OUT,top=4000\")" >>"$A/extend.sh"
-fi
 
 rc=0
 NUMAPIN_QEMU_EXTEND=$A/extend.sh NUMAPIN_QEMU_ONLY="" bash "$HERE/run.sh" || rc=$?
-CONSOLE=$B/logs/n3.console.txt
-[ -s "$CONSOLE" ] || die "no console ($B/logs/n3.console)"
-grep -a '^@@@ END n3-access ' "$CONSOLE" | sed 's/^@@@ /access: /'
+CONSOLE=$B/logs/a3.console.txt
+[ -s "$CONSOLE" ] || die "no console ($B/logs/a3.console)"
+grep -a "^@@@ END $SCENARIO " "$CONSOLE" | sed 's/^@@@ /access: /'
+if [ "$SCENARIO" = n3-balancing-cost ]; then
+    # each round's ratios over its run with balancing off: balancing on, and
+    # the control (off, COST_SPIN ms of CPU spun); their medians with a 90%
+    # interval (the order statistics a binomial gives, no assumption of a
+    # distribution); the verdict; the table for docs/access.md
+    grep -a '^@@@ cost ' "$CONSOLE" | sed 's/^@@@ cost //' >"$A/cost.txt"
+    cat "$A/cost.txt"
+    awk -v table="$B/balancing-cost.md" -v date="$(date -u +%Y-%m-%d)" '
+    function kv(line, k,   m) {
+        if (match(line, "(^| )" k "=[^ ]*")) { m = substr(line, RSTART, RLENGTH); sub(/^ /, "", m); return substr(m, length(k) + 2) }
+        return ""
+    }
+    function sort(a, n,   i, j, x) { for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x } }
+    function med(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    # lo: the largest k with P(Binomial(n, 1/2) < k) <= 5%: [a[k], a[n+1-k]]
+    # holds the median with at least 90%
+    function lo(n,   k, p, c, i) {
+        p = 0; c = 1; k = 0
+        for (i = 0; i <= n; i++) {
+            if (i > 0) c = c * (n - i + 1) / i
+            if (p + c / 2 ^ n > 0.05) break
+            p += c / 2 ^ n; k = i + 1
+        }
+        return k
+    }
+    # a median and its interval, "1.023 (0.998 to 1.051)"; sets ilo, ihi
+    function summary(a, n,   k) {
+        sort(a, n); k = lo(n)
+        ilo = k >= 1 ? a[k] : 0; ihi = k >= 1 ? a[n + 1 - k] : 1e9
+        return sprintf("%.3f (%s to %s)", med(a, n), k >= 1 ? sprintf("%.3f", ilo) : "-", k >= 1 ? sprintf("%.3f", ihi) : "-")
+    }
+    /^tunables/ { tun = $0; sub(/^tunables /, "", tun); sub(/ *spin_ms=.*/, "", tun); spin = kv($0, "spin_ms") }
+    /^kind=/ {
+        r = kv($0, "run"); if (r == 0) next
+        k = kv($0, "kind"); cpu[k, r] = kv($0, "cpu_ticks"); wall[k, r] = kv($0, "wall_cs")
+        if (k == "on") { h += kv($0, "hint"); m += kv($0, "migrated"); w += kv($0, "wall_cs"); s = s " " kv($0, "access_local") }
+        runs[r] = 1
+    }
+    END {
+        n = 0
+        for (r in runs) if (cpu["off", r] > 0 && cpu["on", r] > 0 && cpu["control", r] > 0 && wall["off", r] > 0) {
+            n++
+            c[n] = cpu["on", r] / cpu["off", r]; ww[n] = wall["on", r] / wall["off", r]
+            cc[n] = cpu["control", r] / cpu["off", r]; cw[n] = wall["control", r] / wall["off", r]
+            ce[n] = (cpu["off", r] + spin / 10) / cpu["off", r]
+        }
+        if (n == 0) { print "cost: no complete round"; exit 1 }
+        sc = summary(c, n); onlo = ilo; onhi = ihi
+        sw = summary(ww, n)
+        scc = summary(cc, n); ctllo = ilo
+        scw = summary(cw, n)
+        sort(ce, n); expect = med(ce, n)
+        resolved = ctllo > 1
+        if (!resolved) verdict = "not resolved on this run: the control (" spin " ms of CPU, " sprintf("%.3f", expect) " expected) is not resolved"
+        else if (onhi < 1) verdict = "balancing on cost less CPU than off (the interval lies below 1)"
+        else if (onlo > 1) verdict = sprintf("resolved: balancing on costs the JVM %.1f%% more CPU (median)", 100 * (med(c, n) - 1))
+        else verdict = sprintf("no CPU cost resolved: the interval holds 1 while the method resolves the control, so what balancing costs the JVM is below %.1f%% of its CPU time", 100 * (onhi - 1))
+        printf "cost: %d rounds; balancing on over off: JVM CPU %s, wall %s\n", n, sc, sw
+        printf "cost: control over off (expected %.3f): JVM CPU %s, wall %s\n", expect, scc, scw
+        printf "cost: %s\n", verdict
+        hs = w > 0 ? h * 100 / w : 0; ms = w > 0 ? m * 100 / w : 0
+        printf "cost: with balancing on: %.0f hint faults/s, %.1f pages migrated/s (system-wide, over the runs); access_local:%s\n", hs, ms, s
+        print "| over the run with balancing off | JVM CPU time, median (90% interval) | wall time, median (90% interval) |" > table
+        print "|---|---|---|" > table
+        printf "| balancing on | %s | %s |\n", sc, sw > table
+        printf "| the control: off, and %d ms of CPU spun (%.3f expected) | %s | %s |\n", spin, expect, scc, scw > table
+        print "" > table
+        printf "Verdict: %s. With balancing on: %.0f hint faults a second, %.1f pages migrated a second (system-wide, over the runs). %d rounds of three runs (an order turning each round, after one round not counted), HeapProbe under `mem=balancing` for group 1 of 3 on `a3` without its plugin, the kernel'"'"'s default scan rates (%s); measured by `bash tests/qemu/access.sh --cost`, %s.\n", verdict, hs, ms, n, tun, date > table
+    }' "$A/cost.txt" | tee "$A/cost-report.txt"
+    exit "$rc"
+fi
 if [ -z "$PLUGIN" ]; then
     exit "$rc"
 fi
-[ -s "$OUT" ] || die "the plugin wrote no $OUT (QEMU's output: $B/logs/n3.qemu)"
+[ -s "$OUT" ] || die "the plugin wrote no $OUT (QEMU's output: $B/logs/a3.qemu)"
 
 # The report: windows in the plugin's file are the console's "@@@ access
 # window TAG" lines in order.
@@ -104,6 +167,17 @@ file == 1 && /^remote_pages / { rtot[w, kv($0, "cpu_node")] = kv($0, "accesses")
 file == 2 && /^@@@ access window / { tag[++nt] = $4; win[$4] = nt }
 file == 2 && /^@@@ accmark cal / { calpfn[kv($0, "node") "/" kv($0, "page")] = hex(kv($0, "pfn")) }
 file == 2 && /^@@@ access heap / { heap[$4] = kv($0, "share") "  (" kv($0, "by_node") ")" }
+file == 2 && /^@@@ access sampled / {
+    t = $4; st = 0
+    for (n = 0; n < 8; n++) if (kv($0, "node" n) != "") { sf[t, n] = kv($0, "node" n); st += sf[t, n] }
+    stot[t] = st; smig[t] = kv($0, "migrated")
+}
+file == 2 && /^@@@ access vmstat / {
+    t = $4; b = $0; sub(/ after:.*/, "", b); a = $0; sub(/.* after:/, "", a)
+    vh[t] = kv(a, "hint") - kv(b, "hint"); vl[t] = kv(a, "hint_local") - kv(b, "hint_local")
+    vm[t] = kv(a, "migrated") - kv(b, "migrated")
+}
+file == 2 && /^@@@ access balancing / { sub(/^@@@ access balancing /, ""); balancing = $0 }
 file == 2 && /^@@@ pages / {
     t = $3; k = ++nruns[t]
     rpfn[t, k] = hex(kv($0, "pfn")); rn[t, k] = kv($0, "pages")
@@ -118,6 +192,7 @@ END {
         if (!(p[1] in delta)) delta[p[1]] = d
         else if (delta[p[1]] != d) deltabad = deltabad " " p[1]
     }
+    print "kernel.numa_balancing=" balancing
     printf "calibration: plugin address = guest-physical address +"
     for (n = 0; n < nodes; n++) printf " %s0x%x (node %d)", n ? ", " : "", delta[n], n
     print deltabad == "" ? "" : "; not one offset for node(s)" deltabad
@@ -138,6 +213,10 @@ END {
         printf "  node 1 vCPUs: %s of their user-space accesses on node 1 (node 0 %s, node 2 %s); all vCPUs: %s local\n",
             pct(mat[w, 1, 1], ram[w, 1]), pct(mat[w, 1, 0], ram[w, 1]), pct(mat[w, 1, 2], ram[w, 1]), pct(tl, ta)
         printf "  heap (HeapProbe): share on node 1 %s\n", heap[t]
+        printf "  kernel samples (the JVM threads\x27 NUMA hinting faults by page node): node0=%s node1=%s node2=%s, on node 1 %s of %d; pages migrated %s\n",
+            sf[t, 0], sf[t, 1], sf[t, 2], pct(sf[t, 1], stot[t]), stot[t], smig[t]
+        printf "  kernel samples, whole system (/proc/vmstat): hint faults %d, local %s; pages migrated %d\n",
+            vh[t], pct(vl[t], vh[t]), vm[t]
         # where node 1 vCPUs remote accesses went
         split("", by); split("", bypages); got = 0
         for (k = 1; k <= nr[w]; k++) {

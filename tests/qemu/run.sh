@@ -18,7 +18,8 @@
 #                           2 or more CPUs, else 1)
 #   NUMAPIN_AGENT, NUMAPIN_CLI  the agent and tool (default build/libnumapin.so,
 #                           build/numapin)
-#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 900 for n2, 720 for n3, 1500 for h3)
+#   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 900 for n2, 720 for n3, 1500 for h3,
+#                           1200 for a3)
 #   JAVA17_HOME             JDK 17 whose jlink builds the guest's runtime
 #   JAVA25_HOME             JDK 25 whose jlink builds a second runtime, for the
 #                           machines that run scenarios on it too (n2); default
@@ -29,7 +30,8 @@
 #                           may change them (MACHINES, NAME_scenarios, ...), add
 #                           QEMU arguments to the QEMU_EXTRA array, and define
 #                           extend_root DIR, called with the guest's root before
-#                           its libraries are gathered (tests/qemu/access.sh)
+#                           its libraries are gathered (tests/qemu/access.sh,
+#                           tierbench/demo-numa.sh)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,11 +47,12 @@ if [ -z "${NUMAPIN_QEMU_JOBS:-}" ]; then
 fi
 # modules of the guest's JDK runtime (jdk.unsupported: sun.misc.Unsafe for
 # the probe's off-heap buffers; jdk.jcmd and jdk.attach: jcmd, for the late
-# attach)
-JDK_MODULES=java.base,jdk.unsupported,jdk.jcmd,jdk.attach
+# attach; jdk.jfr: recordings of numapin's events, and the jfr tool)
+JDK_MODULES=java.base,jdk.unsupported,jdk.jcmd,jdk.attach,jdk.jfr
 
 # Machines: name, QEMU topology, memory per node, distances, scenarios, timeout (s).
-MACHINES="h3 n2 n3"
+# a3 and h3, the longest, boot first.
+MACHINES="a3 h3 n2 n3"
 n2_smp="4,sockets=2,cores=2,threads=1"
 n2_nodes="0-1 2-3"
 n2_mem_mb=1024
@@ -61,7 +64,7 @@ n3_smp="6,sockets=1,cores=6,threads=1"
 n3_nodes="0-1 2-3 4-5"
 n3_mem_mb=1024
 n3_dist="0,1,21 1,2,21 0,2,31"
-n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-cpu-offline n3-multijvm n3-heap n3-heap-attach n3-java-flags"
+n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-access-sampled n3-cpu-offline n3-multijvm n3-heap n3-heap-attach n3-java-flags"
 n3_timeout=720
 # h3: n3 with 2 GiB a node and a 1 GiB huge page reserved at boot on node 1,
 # for the heaps benchmark engineers tune (huge pages, THP, ZGC, Shenandoah)
@@ -74,6 +77,20 @@ h3_timeout=1500
 h3_jdk25=1
 h3_append="hugepagesz=1G hugepages=1:1"
 h3_plans=none # its scenarios compare no plan: no captured topology, no transcripts
+# a3: n3 under the access-counting plugin (tests/qemu/plugin/access.c):
+# every user-space memory access counted by the vCPU's node and the
+# memory's, TierBench run as the MultiJVM experiment runs it; the plugin's
+# record is judged on the host (tests/qemu/access-table.sh)
+a3_smp=$n3_smp
+a3_nodes=$n3_nodes
+a3_mem_mb=$n3_mem_mb
+a3_dist=$n3_dist
+a3_scenarios="a3-access-tierbench"
+a3_timeout=1200
+a3_plans=none
+a3_plugin=1   # boots with the plugin
+a3_top=0      # the remote pages it lists for each node (0: none)
+a3_judge=a3-access-tierbench # the scenario whose record access-table.sh judges
 QEMU_EXTRA=()
 # shellcheck disable=SC1090 # a file of the caller's
 [ -z "${NUMAPIN_QEMU_EXTEND:-}" ] || . "$NUMAPIN_QEMU_EXTEND"
@@ -236,6 +253,19 @@ else
     log "no JDK 25 at $JDK25: the JDK 25 scenarios are skipped"
 fi
 
+selected() { # scenarios of machine $1, filtered by NUMAPIN_QEMU_ONLY
+    local v="${1}_scenarios" s out=
+    if [ -n "$CAPTURE" ]; then
+        local p=${1}_plans
+        [ "${!p:-}" = none ] || echo capture-topology
+        return
+    fi
+    for s in ${!v}; do
+        if [ -z "$ONLY" ] || [[ ",$ONLY," == *",$s,"* ]]; then out="$out${out:+,}$s"; fi
+    done
+    echo "$out"
+}
+
 # ---- test programs ----------------------------------------------------------
 
 # The probes, and TierBench (the workload of n3-multijvm): NumaProbe counts
@@ -247,6 +277,26 @@ mkdir -p "$B/classes"
 "$JDK/bin/javac" --release 17 -cp "$HDR" -d "$B/classes" "$HERE"/*.java \
     "$ROOT"/tierbench/src/numapin/tierbench/*.java >"$B/javac.log" 2>&1 ||
     { cat "$B/javac.log"; die "javac failed"; }
+
+# ---- the access-counting plugin and its guest helper --------------------------
+
+# accmark (the guest's side: windows, calibration) goes into every guest; the
+# plugin, whose header comes from Debian's qemu source package, is built when
+# a machine that boots with it runs
+cc -O2 -g -std=gnu11 -Wall -Wextra -Wshadow -Werror -I"$HERE/plugin" "$HERE/plugin/accmark.c" -lnuma \
+    -o "$B/accmark" >"$B/accmark.log" 2>&1 || { cat "$B/accmark.log"; die "cannot build accmark"; }
+PLUGIN_SO=
+for m in $MACHINES; do
+    p=${m}_plugin
+    [ -n "${!p:-}" ] && [ -n "$(selected "$m")" ] || continue
+    hdr=$(bash "$HERE/plugin/fetch-header.sh" "$B/qemu-plugin") ||
+        die "no qemu-plugin.h for the access-counting plugin (tests/qemu/plugin/fetch-header.sh)"
+    cc -O2 -g -std=gnu11 -Wall -Wextra -Wshadow -Werror -fPIC -shared -I"$(dirname "$hdr")" -I"$HERE/plugin" \
+        "$HERE/plugin/access.c" -o "$B/access.so" >"$B/plugin.log" 2>&1 ||
+        { cat "$B/plugin.log"; die "cannot build the access-counting plugin"; }
+    PLUGIN_SO=$B/access.so
+    break
+done
 
 # ---- the agent and the tool -------------------------------------------------
 
@@ -260,7 +310,9 @@ rm -rf "$R"
 mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,numapin,tests}
 cp "$BBDIR/busybox" "$R/bin/busybox"
 cp "$HERE/init" "$R/init"
-cp "$HERE/scenarios.sh" "$R/scenarios.sh"
+cat "$HERE/scenarios.sh" "$HERE/access-guest.sh" >"$R/scenarios.sh"
+mkdir -p "$R/access"
+cp "$B/accmark" "$R/access/accmark"
 mkdir -p "$R/expected"
 if [ -z "$CAPTURE" ]; then
     for m in $MACHINES; do
@@ -330,29 +382,24 @@ fi
 
 # ---- boot the machines ----------------------------------------------------------
 
-selected() { # scenarios of machine $1, filtered by NUMAPIN_QEMU_ONLY
-    local v="${1}_scenarios" s out=
-    if [ -n "$CAPTURE" ]; then
-        local p=${1}_plans
-        [ "${!p:-}" = none ] || echo capture-topology
-        return
-    fi
-    for s in ${!v}; do
-        if [ -z "$ONLY" ] || [[ ",$ONLY," == *",$s,"* ]]; then out="$out${out:+,}$s"; fi
-    done
-    echo "$out"
-}
-
 boot() { # boot MACHINE: runs its scenarios, console to $B/logs/MACHINE.console
     local m=$1 smp nodes mem dist scen tmo args=() i=0 cpus d s t v rc=0 j25 app initrd=$B/initramfs.cpio
+    local plugin top acc_cpus= acc_mem=
     smp=${m}_smp nodes=${m}_nodes mem=${m}_mem_mb dist=${m}_dist tmo=${m}_timeout j25=${m}_jdk25 app=${m}_append
+    plugin=${m}_plugin top=${m}_top
     if [ -n "${!j25:-}" ] && [ -f "$B/initramfs-jdk25.cpio" ]; then initrd=$B/initramfs-jdk25.cpio; fi
     scen=$(selected "$m")
     for cpus in ${!nodes}; do
         args+=(-object "memory-backend-ram,id=m$i,size=${!mem}M"
             -numa "node,nodeid=$i,cpus=$cpus,memdev=m$i")
+        acc_cpus=$acc_cpus${acc_cpus:+:}$cpus acc_mem=$acc_mem${acc_mem:+:}${!mem}
         i=$((i + 1))
     done
+    # the plugin's record: $B/logs/MACHINE.access.txt
+    if [ -n "${!plugin:-}" ]; then
+        [ -n "$PLUGIN_SO" ] || die "$m boots with the access-counting plugin, which was not built"
+        args+=(-plugin "$PLUGIN_SO,cpus=${acc_cpus//,/+},mem=$acc_mem,out=$B/logs/$m.access.txt,top=${!top:-100}")
+    fi
     for d in ${!dist}; do
         IFS=, read -r s t v <<<"$d"
         args+=(-numa "dist,src=$s,dst=$t,val=$v")
@@ -453,9 +500,23 @@ for m in $MACHINES; do
         fi
         echo "----- end of $s -----"
     done
+    # the plugin's record, judged on the host: one result more
+    judge=${m}_judge dist=${m}_dist
+    if [ -n "${!judge:-}" ] && [[ ",$scen," == *",${!judge},"* ]]; then
+        if bash "$HERE/access-table.sh" "$B/logs/$m.access.txt" "$console.txt" "${!dist}" \
+            "$B/access-table.md" >"$B/logs/$m.judged.txt" 2>&1; then
+            echo "PASS $m-access-targets"
+            passed=$((passed + 1))
+        else
+            echo "FAIL $m-access-targets"
+            failed=$((failed + 1))
+        fi
+        grep '^check' "$B/logs/$m.judged.txt" || cat "$B/logs/$m.judged.txt"
+        log "access table in ${B#"$ROOT"/}/access-table.md (tests/qemu/doc-table.sh puts it in docs/access.md)"
+    fi
 done
 
-# The heap scenarios' rows, as docs/heap.md shows them (tests/qemu/heap-doc.sh
+# The heap scenarios' rows, as docs/heap.md shows them (tests/qemu/doc-table.sh
 # puts them there).
 heap_rows=$(for m in n2 n3 h3; do
     [ -f "$B/logs/$m.console.txt" ] && grep -a '^heaptable: ' "$B/logs/$m.console.txt" | sed 's/^heaptable: //'
@@ -475,7 +536,7 @@ if [ -n "$heap_rows" ]; then
         echo
         echo "Measured by \`make test-numa\` ($KPKG $KVER under QEMU), $(date -u +%Y-%m-%d)."
     } >"$B/heap-table.md"
-    log "heap table in ${B#"$ROOT"/}/heap-table.md (tests/qemu/heap-doc.sh puts it in docs/heap.md)"
+    log "heap table in ${B#"$ROOT"/}/heap-table.md (tests/qemu/doc-table.sh puts it in docs/heap.md)"
 fi
 
 log "consoles in ${B#"$ROOT"/}/logs/, $(($(date +%s) - START)) s in all"

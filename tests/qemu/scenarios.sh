@@ -526,13 +526,145 @@ scenario_n3_balancing() {
     same "kernel.numa_balancing (default)" "$(cat /proc/sys/kernel/numa_balancing)" 1
     jvm_run n3-bal-on "groups=3,group=0" -XX:+UseSerialGC -version
     same "n3-bal-on: exit" "$rc" 0
-    has_line n3-bal-on warning "advice: kernel automatic NUMA balancing is on (kernel.numa_balancing=1)"
+    has_line n3-bal-on info "advice: kernel automatic NUMA balancing is on (kernel.numa_balancing=1): under mem=preferred it neither samples nor migrates this JVM's memory"
+    lacks_line n3-bal-on "[warning][numapin] advice: kernel automatic NUMA balancing"
+    jvm_run n3-bal-threads "groups=3,group=0,scope=threads" -XX:+UseSerialGC -version
+    same "n3-bal-threads: exit" "$rc" 0
+    has_line n3-bal-threads warning "advice: kernel automatic NUMA balancing is on (kernel.numa_balancing=1): it cannot move threads numapin binds, but it samples and migrates the memory of the threads numapin does not place"
     sysctl -w kernel.numa_balancing=0
     same "kernel.numa_balancing after sysctl -w" "$(cat /proc/sys/kernel/numa_balancing)" 0
     jvm_run n3-bal-off "groups=3,group=0" -XX:+UseSerialGC -version
     same "n3-bal-off: exit" "$rc" 0
     lacks_line n3-bal-off "NUMA balancing"
     echo 1 >/proc/sys/kernel/numa_balancing
+    verdict
+}
+
+# the pid of the one running $HEAP_JDK/bin/java
+java_pid() {
+    for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/exe" 2>/dev/null)" = "$HEAP_JDK/bin/java" ] && { echo "${p#/proc/}"; return; }
+    done
+}
+
+# kernel.numa_balancing's scanner made quick enough for runs of seconds:
+# its first scan 100 ms after a process starts, then every 100 ms to 1 s
+# (the defaults: 1 s, then 1 s to 60 s); "default" puts the defaults back
+quick_scans() {
+    mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+    d=/sys/kernel/debug/sched/numa_balancing
+    if [ "$1" = default ]; then set -- 1000 1000 60000; else set -- 100 100 1000; fi
+    echo "$1" >$d/scan_delay_ms
+    echo "$2" >$d/scan_period_min_ms
+    echo "$3" >$d/scan_period_max_ms
+}
+
+# The kernel's sampled access locality: with kernel.numa_balancing=1, a
+# JVM under mem=balancing (MPOL_BIND | MPOL_F_NUMA_BALANCING) is sampled,
+# nearly all on its group's node, in the summary and in numapin check, for
+# the group and for each worker; under the default mem=preferred the
+# kernel samples nothing and both say why; with balancing off, the same.
+scenario_n3_access_sampled() {
+    quick_scans
+    tag=n3-acc-bal
+    rm -f /tmp/$tag.ready /tmp/$tag.go /tmp/$tag.json /tmp/$tag.jfr
+    # a recording of numapin's access events, each second
+    cat >/tmp/$tag.jfc <<'JFC'
+<?xml version="1.0" encoding="UTF-8"?>
+<configuration version="2.0" label="numapin access">
+  <event name="numapin.AccessLocality"><setting name="enabled">true</setting><setting name="period">1 s</setting></event>
+  <event name="numapin.ThreadAccess"><setting name="enabled">true</setting><setting name="period">1 s</setting></event>
+</configuration>
+JFC
+    HEAP_JAVA="$HEAP_JAVA -XX:StartFlightRecording:filename=/tmp/$tag.jfr,settings=/tmp/$tag.jfc" HEAP_BG=1 HEAP_LOG=debug \
+        heap_run $tag G1 off numapin:group=1,groups=3,mem=balancing,report=/tmp/$tag.json 1 ready=/tmp/$tag.ready go=/tmp/$tag.go hold=1
+    i=0
+    while [ ! -f /tmp/$tag.ready ] && [ $i -lt 1200 ] && kill -0 "$heap_pid" 2>/dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    jp=$(java_pid)
+    timeout 120 $CLI check "$jp" --kernel-names >/tmp/$tag.check 2>&1
+    timeout 120 $CLI check "$jp" --kernel-names --watch 0.5 --count 2 >/tmp/$tag.watch 2>&1
+    sleep 2 # a period of numapin.ThreadAccess more while the readers run
+    touch /tmp/$tag.go
+    wait "$heap_pid"
+    heap_counted $tag $? "$agent"
+    echo "--- $tag: numapin check $jp"
+    cat /tmp/$tag.check
+    has_line $tag info "jvm group=1 node=1 cpus=2-3 mem=balancing:1"
+    sl=$(grep '\] summary ' /tmp/$tag.log | tail -1)
+    samples=$(kv "$sl" access_samples)
+    local_=$(kv "$sl" access_local)
+    if [ "${samples:-0}" -gt 100 ] && awk -v s="${local_%\%}" 'BEGIN { exit !(s >= 99) }'; then
+        ok "$tag: the summary's access_local=$local_ of access_samples=$samples"
+    else
+        fail "$tag: the summary says access_local=$local_ access_samples=$samples (want >= 99% of > 100)"
+    fi
+    # the report holds the summary's figures, and its page shows them
+    ra=$(grep '^  "access": ' /tmp/$tag.json)
+    same "$tag: the report's access" "$ra" \
+        "  \"access\": {\"sampled\": true, \"nodes\": \"1\", \"access_local\": ${local_%\%}, \"access_samples\": $samples, \"access_migrated\": $(kv "$sl" access_migrated)},"
+    cmd_ok "$tag: numapin report --html" $CLI report /tmp/$tag.json --html /tmp/$tag.html
+    same "$tag: the page's access_local" "$(grep -c "^<tr><th>access_local</th><td>${local_%\%}</td></tr>$" /tmp/$tag.html)" 1
+    g=$(grep '^access_local nodes=1 ' /tmp/$tag.check)
+    if [ "$(kv "$g" access_samples)" -gt 100 ] 2>/dev/null &&
+        awk -v s="$(kv "$g" access_local | tr -d %)" 'BEGIN { exit !(s >= 99) }'; then
+        ok "$tag: numapin check: $g"
+    else
+        fail "$tag: numapin check's group line: '$g'"
+    fi
+    # the live view: the group's line, and the threads' ACC% column
+    echo "--- $tag: numapin check $jp --watch"
+    cat /tmp/$tag.watch
+    wl=$(grep '^access_local nodes=1 ' /tmp/$tag.watch | tail -1)
+    wa=$(awk '$NF ~ /^[0-9]+%$/ { v = $NF + 0; if (v > m) m = v } END { print m + 0 }' /tmp/$tag.watch)
+    if awk -v s="$(kv "$wl" access_local | tr -d %)" -v t="$wa" 'BEGIN { exit !(s >= 99 && t >= 99) }'; then
+        ok "$tag: numapin check --watch: '$wl', a thread at ACC% $wa"
+    else
+        fail "$tag: numapin check --watch's access line '$wl', ACC% at most $wa"
+    fi
+    # JFR: the group's events sampled and local, and a worker's
+    timeout 300 $HEAP_JDK/bin/jfr print --events numapin.AccessLocality /tmp/$tag.jfr >/tmp/$tag.jfr-access 2>&1
+    timeout 300 $HEAP_JDK/bin/jfr print --events numapin.ThreadAccess /tmp/$tag.jfr >/tmp/$tag.jfr-threads 2>&1
+    echo "--- $tag: the recording's last numapin.AccessLocality, and its numapin.ThreadAccess of the workers"
+    awk '/^numapin.AccessLocality/ { b = "" } { b = b $0 "\n" } END { printf "%s", b }' /tmp/$tag.jfr-access
+    jfr_best=$(awk '/^numapin.ThreadAccess/ { s = 0; l = "" } /accessLocal = / { l = $3 } /accessSamples = / { s = $3 }
+        /threadName = "ForkJoinPool/ { w = 1 } /^}/ { if (w && s > m) { m = s; best = l " of " s } w = 0 } END { print best }' /tmp/$tag.jfr-threads)
+    echo "numapin.ThreadAccess events: $(grep -c '^numapin.ThreadAccess' /tmp/$tag.jfr-threads)"
+    ja=$(awk '/^  accessLocal = / { l = $3 } /^  sampled = / { s = $3 } END { print s, l }' /tmp/$tag.jfr-access)
+    if [ "${ja%% *}" = true ] && awk -v s="${ja#* }" 'BEGIN { exit !(s + 0 >= 99) }'; then
+        ok "$tag: JFR numapin.AccessLocality: sampled, accessLocal ${ja#* }"
+    else
+        fail "$tag: JFR numapin.AccessLocality: sampled and accessLocal '$ja'"
+    fi
+    if [ -n "$jfr_best" ] && awk -v s="${jfr_best%% *}" 'BEGIN { exit !(s + 0 >= 99) }'; then
+        ok "$tag: JFR numapin.ThreadAccess: the most sampled worker's accessLocal $jfr_best"
+    else
+        grep '\] JFR: ' /tmp/$tag.log
+        head -40 /tmp/$tag.jfr-threads
+        fail "$tag: JFR numapin.ThreadAccess: no worker at 99% ('$jfr_best')"
+    fi
+    # the thread the kernel sampled most, on its own node(s)
+    w=$(grep '^thread ' /tmp/$tag.check | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^access_samples=/) { n = substr($i, 16) + 0; if (n > m) { m = n; l = $0 } } } END { print l }')
+    if [ -n "$w" ] && awk -v s="$(kv "$w" access_local | tr -d %)" 'BEGIN { exit !(s >= 99) }'; then
+        ok "$tag: the most sampled thread: $w"
+    else
+        fail "$tag: no thread with samples at least 99% on its node in numapin check ('$w')"
+    fi
+
+    tag=n3-acc-pref
+    heap_run $tag G1 off numapin:group=1,groups=3 1
+    has_line $tag info "access: no access locality for this JVM: the kernel samples no access to memory under a preferred policy (mem=preferred); mem=balancing"
+    sl=$(grep '\] summary ' /tmp/$tag.log | tail -1)
+    same "$tag: the summary's access_local" "$(kv "$sl" access_local)" unsampled
+
+    sysctl -w kernel.numa_balancing=0
+    jvm_run n3-acc-off "groups=3,group=1,mem=balancing" -XX:+UseSerialGC -version
+    same "n3-acc-off: exit" "$rc" 0
+    has_line n3-acc-off info "access: no access locality for this JVM: kernel.numa_balancing=0"
+    echo 1 >/proc/sys/kernel/numa_balancing
+    quick_scans default
     verdict
 }
 
@@ -815,7 +947,7 @@ scenario_n2_cpuset() {
     same "$tag: tid $t back on" "$(tid_cpus $jpid $t)" "$before"
     has_line $tag info "tid=$t group=1 node=1 cpus=$before mem=unchanged how=drift was=0"
     cmd_ok "$tag: numapin check" $CLI check $jpid --kernel-names
-    n=$(grep -c '^thread "Tier1-worker-[0-9]*" .* planned=[23] drift=no$' /tmp/cmd.out)
+    n=$(grep -c '^thread "Tier1-worker-[0-9]*" .* planned=[23] drift=no\( \|$\)' /tmp/cmd.out)
     same "$tag: check shows both tier threads on the CPUs numapin set" "$n" 2
     touch /tmp/cs.hold
     wait $jpid
@@ -852,12 +984,12 @@ scenario_n2_two_pods() {
     sleep 1 # a rescan pass writes the markers
     cmd_ok "numapin check pod0" $CLI check $p0 --kernel-names
     same "check pod0: tier threads on the CPUs numapin set" \
-        "$(grep -c '^thread "Tier1-worker-[0-9]*" tid=[0-9]* cpus=0-1 nodes=0 .* planned=0-1 drift=no$' /tmp/cmd.out)" 2
+        "$(grep -c '^thread "Tier1-worker-[0-9]*" tid=[0-9]* cpus=0-1 nodes=0 .* planned=0-1 drift=no\( \|$\)' /tmp/cmd.out)" 2
     grep -q '^numapin group=0 groups=1 replans=0 cpus=0-1 nodes=0 placed=2 drifted=0 ' /tmp/cmd.out &&
         ok "check pod0: numapin group 0 of 1 on node 0" || fail "check pod0: no numapin line for group 0 on node 0"
     cmd_ok "numapin check pod1" $CLI check $p1 --kernel-names
     same "check pod1: tier threads on the CPUs numapin set" \
-        "$(grep -c '^thread "Tier1-worker-[0-9]*" tid=[0-9]* cpus=2-3 nodes=1 .* planned=2-3 drift=no$' /tmp/cmd.out)" 2
+        "$(grep -c '^thread "Tier1-worker-[0-9]*" tid=[0-9]* cpus=2-3 nodes=1 .* planned=2-3 drift=no\( \|$\)' /tmp/cmd.out)" 2
     grep -q '^numapin group=0 groups=1 replans=0 cpus=2-3 nodes=1 placed=2 drifted=0 ' /tmp/cmd.out &&
         ok "check pod1: numapin group 0 of 1 on node 1" || fail "check pod1: no numapin line for group 0 on node 1"
     touch /tmp/pods.hold
@@ -887,6 +1019,7 @@ scenario_n2_two_pods() {
 # (PRETOUCH on: -XX:+AlwaysPreTouch) and $HEAP_FLAGS, on $HEAP_JDK, run HOW:
 #   none            no agent
 #   numactl:N       under numactl --cpunodebind=N --membind=N
+#   numactl-balancing:N  the same with --balancing (MPOL_F_NUMA_BALANCING)
 #   numapin:OPTS    with -agentpath:libnumapin.so=OPTS (log at info into /tmp/TAG.log)
 #   cpus:LIST       no agent, under taskset -c LIST
 # NODES: where the heap should be.  Prints the output and the log; sets
@@ -894,6 +1027,7 @@ scenario_n2_two_pods() {
 # 0 to 1; empty when the probe failed), $pages (resident pages) and $byn
 # (pages by node).  In the background ($HEAP_BG=1) it only starts the JVM,
 # its pid in $heap_pid; heap_counted reads the counts afterwards.
+# $HEAP_PRE: a command the JVM is started under, before HOW's.
 HEAP_JAVA="-Xint -Xms64m -Xmx64m -XX:-UsePerfData -cp /tests"
 HEAP_FLAGS=
 HEAP_JDK=/jdk # or /jdk25, on the machines that have it
@@ -902,17 +1036,21 @@ heap_run() {
     shift 5
     flags="-XX:+Use${gc}GC $HEAP_FLAGS"
     [ "$pt" = on ] && flags="$flags -XX:+AlwaysPreTouch"
-    pre=""
+    pre=${HEAP_PRE:-}
     agent=""
     case $how in
         none) ;;
-        numactl:*) pre="numactl --cpunodebind=${how#numactl:} --membind=${how#numactl:}" ;;
+        numactl:*) pre="$pre numactl --cpunodebind=${how#numactl:} --membind=${how#numactl:}" ;;
+        numactl-balancing:*)
+            n=${how#numactl-balancing:}
+            pre="$pre numactl --balancing --cpunodebind=$n --membind=$n"
+            ;;
         numapin:*)
-            agent="-agentpath:$AGENT=${how#numapin:},log=info:/tmp/$tag.log"
+            agent="-agentpath:$AGENT=${how#numapin:},log=${HEAP_LOG:-info}:/tmp/$tag.log"
             # the last count is compared with numapin's summary
             [ -n "${HEAP_BG:-}" ] || set -- "$@" settle=1
             ;;
-        cpus:*) pre="taskset -c ${how#cpus:}" ;;
+        cpus:*) pre="$pre taskset -c ${how#cpus:}" ;;
     esac
     rm -f "/tmp/$tag.log" "/tmp/$tag.coops"
     echo "--- $tag: $pre java $flags ${agent:+-agentpath:libnumapin.so=${how#numapin:}} HeapProbe"

@@ -13,7 +13,8 @@
  * out=   the file written at each window's end (replaced whole, through a
  *        temporary file and a rename), holding every window so far
  * top=   how many of the most accessed remote pages each node's vCPUs
- *        touched are listed (default 100)
+ *        touched are listed (default 100; 0: none, and remote pages are
+ *        not tracked, which saves a hash table update per remote access)
  *
  * What is counted: every load and store whose virtual address is in the
  * lower half (user space, whoever executes it: a process, or the kernel
@@ -446,7 +447,7 @@ static void mem_cb(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
     uint64_t pa = qemu_plugin_hwaddr_phys_addr(hw);
     int n = node_of(v, pa);
     v->mem[n]++;
-    if (n != cpu_node[vcpu] && n != OUTSIDE && cpu_node[vcpu] >= 0) {
+    if (top > 0 && n != cpu_node[vcpu] && n != OUTSIDE && cpu_node[vcpu] >= 0) {
         remote_add(&v->remote, pa & ~(ACC_PAGE - 1), 1);
     }
 }
