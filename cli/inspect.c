@@ -469,11 +469,18 @@ static int local_nodes(const struct np_inspect *c, hwloc_bitmap_t where)
     return 0;
 }
 
-/* A note when no thread has a sample yet: the kernel samples no memory
- * under a policy such as numapin's default mem=preferred. */
+/* Whether the kernel samples the process's accesses: not where numapin's
+ * marker says every thread has a policy it does not sample (the whole JVM
+ * placed under mem=preferred, numapin's default), as the agent's summary
+ * says; the few samples the kernel may still take there (the launcher's
+ * first thread keeps the default policy, and can start a scan) would read
+ * as a share of the JVM's accesses and are not one.  A note when no
+ * thread has a sample yet. */
 bool np_inspect_access_sampled(const struct np_inspect *c, char *buf, size_t len)
 {
-    if (!np_access_sampled(buf, len, c->balancing, c->access.listed, NP_MEM_NONE))
+    int mem = c->marker_state == NP_MARKER_FOUND && c->marker.mem >= 0 ? c->marker.mem
+                                                                        : NP_MEM_NONE;
+    if (!np_access_sampled(buf, len, c->balancing, c->access.listed, (enum np_mem_mode)mem))
         return false;
     if (np_access_total(&c->access) == 0)
         snprintf(buf, len, "no sample yet: the kernel samples memory under no policy or under "

@@ -287,6 +287,12 @@ void np_agent_exit_memory(struct np_agent *a, const struct np_targets *g, char *
  * of `g`; " access_local=unsampled" where the kernel samples none, after
  * one line saying why. */
 void np_agent_exit_access(struct np_agent *a, const struct np_targets *g, char *fields, size_t len);
+/* The memory policy every thread of the JVM has from numapin: mem= when
+ * the whole JVM was placed at load (its threads start with the policy),
+ * else NP_MEM_NONE (threads numapin does not place, or that ran before a
+ * late attach, keep theirs).  What decides whether the kernel samples the
+ * JVM's accesses; the marker gives it to numapin check. */
+enum np_mem_mode np_agent_jvm_mem(const struct np_agent *a);
 /* The kernel's sampled accesses of every thread of the process, read now
  * into *acc (np_access_free it): true where the kernel samples them;
  * false with why it does not, and the fix, in why. */

@@ -342,14 +342,19 @@ void np_agent_exit_memory(struct np_agent *a, const struct np_targets *g, char *
     snprintf(fields, len, " mem_pages=%s mem_local=%s mem_huge=%s", pages, share, huge);
 }
 
+enum np_mem_mode np_agent_jvm_mem(const struct np_agent *a)
+{
+    return a->jvm_placed && !a->late && !a->opt.dryrun ? a->opt.mem : NP_MEM_NONE;
+}
+
 bool np_agent_access_now(const struct np_agent *a, struct np_access *acc, char *why, size_t len)
 {
     if (np_access_read_process(0, acc) != 0)
         memset(acc, 0, sizeof *acc);
-    /* The policy placed threads have; the kernel samples the others'
-     * memory (no policy) where it samples at all. */
-    enum np_mem_mode mem = a->opt.dryrun ? NP_MEM_NONE : a->opt.mem;
-    return np_access_sampled(why, len, np_read_numa_balancing(NULL), acc->listed, mem);
+    /* A thread without numapin's policy has the default one, under which
+     * the kernel samples the memory it touches. */
+    return np_access_sampled(why, len, np_read_numa_balancing(NULL), acc->listed,
+                             np_agent_jvm_mem(a));
 }
 
 /* Each live placed thread's sampled accesses, into a->exit_threads. */

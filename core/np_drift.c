@@ -485,7 +485,7 @@ static void refresh_marker(struct np_agent *a, struct np_drift *d)
         .pid = (long)getpid(), .seq = ++d->seq, .time = (long long)time(NULL),
         .group = a->opt.group, .groups = a->opt.groups, .plan = t->gen,
         .cpus = t->none ? NULL : t->place_cpus, .nodes = t->none ? NULL : t->mine->nodes,
-        .drift = c.drift,
+        .mem = np_agent_jvm_mem(a), .drift = c.drift,
     };
     struct np_live *l = NULL;
     int n = t->none ? 0 : np_record_placed(a->record, &l);

@@ -34,7 +34,8 @@ int np_marker_format(const struct np_marker *m, char **text, size_t *len)
             NP_MARKER_VERSION, m->pid, m->seq, m->time, m->group, m->groups, m->plan);
     list_or_none(f, "cpus", m->cpus);
     list_or_none(f, " nodes", m->nodes);
-    fprintf(f, "\ndrift %d\n", m->drift);
+    fprintf(f, "\nmem %s\ndrift %d\n", np_mem_mode_name(m->mem >= 0 ? m->mem : NP_MEM_NONE),
+            m->drift);
     for (int i = 0; i < m->nthreads; i++) {
         char *cpus = np_cpulist_dup(m->threads[i].cpus);
         fprintf(f, "thread %d cpus %s drift %d\n", (int)m->threads[i].tid, cpus ? cpus : "",
@@ -117,8 +118,10 @@ static int parse(char *text, struct np_marker *m)
     unsigned long long v, x[4];
     int cap = 0;
 #define NEXT() (line = strtok_r(save == NULL ? text : NULL, "\n", &save))
-    if (NEXT() == NULL || keyed(line, "numapin-marker", 1000, &v) != 0 || v != NP_MARKER_VERSION)
+    if (NEXT() == NULL || keyed(line, "numapin-marker", 1000, &v) != 0 || v < 1 ||
+        v > NP_MARKER_VERSION)
         return -1;
+    unsigned long long version = v;
     if (NEXT() == NULL || keyed(line, "pid", 4194304, &v) != 0 || v == 0)
         return -1;
     m->pid = (long)v;
@@ -139,6 +142,10 @@ static int parse(char *text, struct np_marker *m)
     if (NEXT() == NULL || words(line, w, 4) != 4 || strcmp(w[0], "cpus") != 0 ||
         strcmp(w[2], "nodes") != 0 || list(w[1], &m->cpus) != 0 || list(w[3], &m->nodes) != 0 ||
         (m->cpus == NULL) != (m->nodes == NULL))
+        return -1;
+    m->mem = -1;
+    if (version >= 2 && (NEXT() == NULL || words(line, w, 2) != 2 || strcmp(w[0], "mem") != 0 ||
+                         (m->mem = np_names_find(&np_mem_mode_names, w[1])) < 0))
         return -1;
     if (NEXT() == NULL || keyed(line, "drift", INT_MAX, &v) != 0)
         return -1;

@@ -15,18 +15,22 @@
  * descriptor number: a reader gets one version whole, never part of one,
  * and nobody can change it afterwards.  The text:
  *
- *   numapin-marker 1
+ *   numapin-marker 2
  *   pid PID
  *   seq N
  *   time UNIX_SECONDS
  *   group G groups N plan P
  *   cpus LIST|none nodes LIST|none
+ *   mem MODE                           (the memory policy every thread of
+ *                                      the JVM has: a mem= name, none when
+ *                                      some have none of numapin's)
  *   drift N
  *   thread TID cpus LIST drift N       (one line per live placed thread)
  *   end N                              (N: seq again)
  *
  * A reader must not trust it: np_marker_parse accepts only this shape,
- * bounded numbers and lists, at most NP_MARKER_MAX_THREADS threads. */
+ * bounded numbers and lists, at most NP_MARKER_MAX_THREADS threads, and
+ * version 1's, which has no mem line. */
 #ifndef NP_MARKER_H
 #define NP_MARKER_H
 
@@ -35,10 +39,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "np_modes.h"
+
 #define NP_MARKER_NAME "numapin-marker"
 /* What readlink(2) of /proc/PID/fd/N gives for the marker. */
 #define NP_MARKER_LINK "/memfd:" NP_MARKER_NAME " (deleted)"
-#define NP_MARKER_VERSION 1
+#define NP_MARKER_VERSION 2
 #define NP_MARKER_MAX_THREADS (1 << 20)
 #define NP_MARKER_MAX_BYTES (64L << 20)
 
@@ -56,6 +62,9 @@ struct np_marker {
     unsigned plan;        /* re-plans so far */
     hwloc_bitmap_t cpus;  /* the group's CPUs; NULL: the cpuset leaves it none */
     hwloc_bitmap_t nodes; /* its nodes; NULL with cpus */
+    int mem;              /* the memory policy of the whole JVM (enum np_mem_mode):
+                             NP_MEM_NONE when some threads have none of numapin's;
+                             -1 unknown (a version 1 marker) */
     int drift;            /* drift the agent found, in all */
     int nthreads;
     struct np_marker_thread *threads;

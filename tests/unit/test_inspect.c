@@ -214,6 +214,32 @@ START_TEST(this_process_from_outside)
 }
 END_TEST
 
+/* Samples of a JVM that numapin placed whole under a policy the kernel
+ * does not sample (its marker says mem=preferred) are no share of its
+ * accesses: check says unsampled, as the agent's summary does; under
+ * mem=balancing, with no marker, or with a marker of version 1 (policy
+ * unknown), the samples are the share. */
+START_TEST(a_policy_the_kernel_does_not_sample_is_unsampled)
+{
+    long long faults[2] = {60, 9};
+    struct np_inspect c = {0};
+    c.balancing = 1;
+    c.access = (struct np_access){faults, 2, 0, true};
+    char why[512];
+    ck_assert(np_inspect_access_sampled(&c, why, sizeof why));
+    c.marker_state = NP_MARKER_FOUND;
+    c.marker.mem = NP_MEM_PREFERRED;
+    ck_assert(!np_inspect_access_sampled(&c, why, sizeof why));
+    ck_assert_msg(strstr(why, "mem=preferred") != NULL, "%s", why);
+    c.marker.mem = NP_MEM_BALANCING;
+    ck_assert(np_inspect_access_sampled(&c, why, sizeof why));
+    c.marker.mem = NP_MEM_NONE;
+    ck_assert(np_inspect_access_sampled(&c, why, sizeof why));
+    c.marker.mem = -1;
+    ck_assert(np_inspect_access_sampled(&c, why, sizeof why));
+}
+END_TEST
+
 Suite *inspect_suite(void)
 {
     Suite *s = suite_create("inspect");
@@ -222,6 +248,7 @@ Suite *inspect_suite(void)
     tcase_add_test(tc, names_cannot_forge_records);
     tcase_add_test(tc, dump_names_become_utf8_text);
     tcase_add_test(tc, this_process_from_outside);
+    tcase_add_test(tc, a_policy_the_kernel_does_not_sample_is_unsampled);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -20,7 +20,8 @@ static struct np_marker sample(void)
     threads[1] = (struct np_marker_thread){4243, t_bitmap("3"), 5};
     return (struct np_marker){
         .pid = 1, .seq = 7, .time = 1733040000, .group = 1, .groups = 2, .plan = 3,
-        .cpus = t_bitmap("2-3"), .nodes = t_bitmap("1"), .drift = 5, .nthreads = 2,
+        .cpus = t_bitmap("2-3"), .nodes = t_bitmap("1"), .mem = NP_MEM_PREFERRED, .drift = 5,
+        .nthreads = 2,
         .threads = threads,
     };
 }
@@ -33,8 +34,8 @@ static void free_sample(struct np_marker *m)
     hwloc_bitmap_free(m->nodes);
 }
 
-static const char SAMPLE[] = "numapin-marker 1\npid 1\nseq 7\ntime 1733040000\ngroup 1 groups 2 plan 3\n"
-                             "cpus 2-3 nodes 1\ndrift 5\nthread 4242 cpus 2 drift 0\n"
+static const char SAMPLE[] = "numapin-marker 2\npid 1\nseq 7\ntime 1733040000\ngroup 1 groups 2 plan 3\n"
+                             "cpus 2-3 nodes 1\nmem preferred\ndrift 5\nthread 4242 cpus 2 drift 0\n"
                              "thread 4243 cpus 3 drift 5\nend 7\n";
 
 START_TEST(round_trip)
@@ -55,6 +56,7 @@ START_TEST(round_trip)
     ck_assert_uint_eq(back.plan, 3);
     ck_assert(hwloc_bitmap_isequal(back.cpus, m.cpus));
     ck_assert(hwloc_bitmap_isequal(back.nodes, m.nodes));
+    ck_assert_int_eq(back.mem, NP_MEM_PREFERRED);
     ck_assert_int_eq(back.drift, 5);
     ck_assert_int_eq(back.nthreads, 2);
     ck_assert_int_eq(back.threads[1].tid, 4243);
@@ -84,8 +86,13 @@ END_TEST
 static const struct {
     const char *from, *to;
 } bad[] = {
-    {"numapin-marker 1\n", "numapin-marker 2\n"},
-    {"numapin-marker 1\n", "numapin-marker 01\n"},
+    {"numapin-marker 2\n", "numapin-marker 3\n"},
+    {"numapin-marker 2\n", "numapin-marker 0\n"},
+    {"numapin-marker 2\n", "numapin-marker 02\n"},
+    {"mem preferred\n", ""},
+    {"mem preferred\n", "mem prefer\n"},
+    {"mem preferred\n", "mem preferred:1\n"},
+    {"mem preferred\n", "mem\n"},
     {"pid 1\n", "pid 0\n"},
     {"pid 1\n", "pid 99999999999999999999999\n"},
     {"pid 1\n", "pid -1\n"},
@@ -111,6 +118,26 @@ static const struct {
     {"end 7\n", "end 7\nthread 1 cpus 1 drift 0\n"},
     {"end 7\n", "end 7"},
 };
+
+/* A marker of version 1, of an agent before mem was written: read, its
+ * memory policy unknown. */
+START_TEST(reads_version_1)
+{
+    static const char V1[] = "numapin-marker 1\npid 1\nseq 7\ntime 1733040000\n"
+                             "group 1 groups 2 plan 3\ncpus 2-3 nodes 1\ndrift 5\n"
+                             "thread 4242 cpus 2 drift 0\nend 7\n";
+    struct np_marker m;
+    ck_assert_int_eq(np_marker_parse(V1, strlen(V1), &m), 0);
+    ck_assert_int_eq(m.mem, -1);
+    ck_assert_int_eq(m.nthreads, 1);
+    np_marker_free(&m);
+    /* version 1 has no mem line */
+    static const char V1MEM[] = "numapin-marker 1\npid 1\nseq 7\ntime 1733040000\n"
+                                "group 1 groups 2 plan 3\ncpus 2-3 nodes 1\nmem none\ndrift 5\n"
+                                "end 7\n";
+    ck_assert_int_eq(np_marker_parse(V1MEM, strlen(V1MEM), &m), -1);
+}
+END_TEST
 
 START_TEST(refuses)
 {
@@ -213,6 +240,7 @@ Suite *marker_suite(void)
     Suite *s = suite_create("marker");
     TCase *tc = tcase_create("marker");
     tcase_add_test(tc, round_trip);
+    tcase_add_test(tc, reads_version_1);
     tcase_add_loop_test(tc, refuses, 0, (int)(sizeof bad / sizeof *bad));
     tcase_add_test(tc, refuses_nul_and_cut);
     tcase_add_test(tc, publish_replaces_whole_and_sealed);
