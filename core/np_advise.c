@@ -171,7 +171,9 @@ int np_advise_numa_balancing(int mode, enum np_mem_mode mem, bool whole_jvm, boo
                  "kernel.numa_balancing=0 turns it off, and scope=jvm with a memory policy "
                  "places that memory instead",
                  mode, mem == NP_MEM_NONE ? "every thread (mem=none sets no policy)"
-                                          : "the threads numapin does not place");
+                                          : "the threads without numapin's memory policy "
+                                            "(those it does not place, or that ran before it "
+                                            "loaded)");
     }
     return 1;
 }

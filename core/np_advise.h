@@ -54,7 +54,8 @@ int np_advise_alignment(const struct np_topo *t, const struct np_actual *startup
 
 /* Kernel automatic NUMA balancing on (`mode` as read from
  * /proc/sys/kernel/numa_balancing, -1 unknown), for a JVM whose placed
- * threads get policy `mem`, placed whole (`whole_jvm`) or not.  Returns 1
+ * threads get policy `mem`, every thread of it with that policy
+ * (`whole_jvm`: placed whole at load) or not.  Returns 1
  * with the advice in buf and *warn telling whether it is a warning (the
  * kernel samples and migrates the memory of threads numapin leaves
  * without a policy) or information (what it does and costs under `mem`),

@@ -95,7 +95,7 @@ static void advise_at_start(struct np_agent *a)
     bool warn;
     if (a->topo.thissystem && !a->opt.dryrun &&
         np_advise_numa_balancing(np_read_numa_balancing(NULL), a->opt.mem,
-                                 a->opt.scope == NP_SCOPE_JVM, &warn,
+                                 a->opt.scope == NP_SCOPE_JVM && !a->late, &warn,
                                  msg, sizeof msg))
         np_agent_advise(a, warn ? NP_LOG_WARNING : NP_LOG_INFO, msg);
 }

@@ -530,7 +530,7 @@ scenario_n3_balancing() {
     lacks_line n3-bal-on "[warning][numapin] advice: kernel automatic NUMA balancing"
     jvm_run n3-bal-threads "groups=3,group=0,scope=threads" -XX:+UseSerialGC -version
     same "n3-bal-threads: exit" "$rc" 0
-    has_line n3-bal-threads warning "advice: kernel automatic NUMA balancing is on (kernel.numa_balancing=1): it cannot move threads numapin binds, but it samples and migrates the memory of the threads numapin does not place"
+    has_line n3-bal-threads warning "advice: kernel automatic NUMA balancing is on (kernel.numa_balancing=1): it cannot move threads numapin binds, but it samples and migrates the memory of the threads without numapin's memory policy (those it does not place"
     sysctl -w kernel.numa_balancing=0
     same "kernel.numa_balancing after sysctl -w" "$(cat /proc/sys/kernel/numa_balancing)" 0
     jvm_run n3-bal-off "groups=3,group=0" -XX:+UseSerialGC -version

@@ -315,7 +315,8 @@ START_TEST(numa_balancing)
     /* Threads without a policy: a warning, with the fixes. */
     ck_assert_int_eq(np_advise_numa_balancing(1, NP_MEM_PREFERRED, false, &warn, msg, sizeof msg), 1);
     ck_assert(warn);
-    has(msg, "the threads numapin does not place");
+    has(msg, "the threads without numapin's memory policy (those it does not place, or that ran "
+             "before it loaded)");
     has(msg, "sysctl -w kernel.numa_balancing=0");
     ck_assert_int_eq(np_advise_numa_balancing(3, NP_MEM_NONE, true, &warn, msg, sizeof msg), 1);
     ck_assert(warn);
