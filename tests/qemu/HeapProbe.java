@@ -58,6 +58,9 @@ import numapin.tierbench.PageNodes;
  * own memory as numapin counts it (anonymous, memfd, hugetlbfs, SysV shared
  * memory, shared anonymous), H of it in hugetlbfs pages, every page once, in 4 KiB pages,
  * and thp_kib=T, the transparent huge pages among it (smaps' AnonHugePages);
+ * the kernel's zero pages, which a read of memory never written maps (a
+ * 2 MiB one under THP always), are nobody's and left out, as numa_maps
+ * leaves them: zero_pages=Z says how many;
  * and "heap: PASS" unless
  * the heap's range could not be found or holds no resident page. The share
  * is judged by the scenario, not here: the probe also runs without numapin.
@@ -156,11 +159,15 @@ public final class HeapProbe {
         return out;
     }
 
-    /** Frames gathered, each counted once however many times it is mapped. */
+    /**
+     * Frames gathered, each counted once however many times it is mapped;
+     * the kernel's zero pages left out (PageNodes.zeroFrames).
+     */
     static final class Frames {
         long[] pfn = new long[1 << 16];
         int n;
         boolean hidden;
+        long zero; /* zero-page frames left out by the last byNode() */
 
         void add(long f) {
             if (f == 0) {
@@ -180,17 +187,26 @@ public final class HeapProbe {
         }
 
         /** Node -> distinct pages. */
-        TreeMap<Integer, Integer> byNode() {
-            long[] a = java.util.Arrays.copyOf(pfn, n);
-            java.util.Arrays.sort(a);
-            TreeMap<Integer, Integer> h = new TreeMap<>();
-            for (int i = 0; i < a.length; i++) {
-                if (i == 0 || a[i] != a[i - 1]) {
-                    h.merge(NumaProbe.topo.nodeOfFrame(a[i]), 1, Integer::sum);
-                }
-            }
+        TreeMap<Integer, Integer> byNode() throws IOException {
             if (hidden) {
                 throw new IllegalStateException("page frames are hidden: the probe must run as root");
+            }
+            long[] a = java.util.Arrays.copyOf(pfn, n);
+            java.util.Arrays.sort(a);
+            int k = 0;
+            for (int i = 0; i < a.length; i++) {
+                if (i == 0 || a[i] != a[i - 1]) {
+                    a[k++] = a[i];
+                }
+            }
+            a = java.util.Arrays.copyOf(a, k);
+            BitSet zeroes = PageNodes.zeroFrames(a);
+            zero = zeroes.cardinality();
+            TreeMap<Integer, Integer> h = new TreeMap<>();
+            for (int i = 0; i < a.length; i++) {
+                if (!zeroes.get(i)) {
+                    h.merge(NumaProbe.topo.nodeOfFrame(a[i]), 1, Integer::sum);
+                }
             }
             return h;
         }
@@ -265,8 +281,8 @@ public final class HeapProbe {
         }
         TreeMap<Integer, Integer> o = own.byNode();
         TreeMap<Integer, Integer> h = huge.byNode();
-        System.out.printf("own phase=%s pages=%d by_node=%s huge_pages=%d huge_by_node=%s thp_kib=%d%n", phase, total(o),
-                byNode(o), total(h), byNode(h), thp);
+        System.out.printf("own phase=%s pages=%d by_node=%s huge_pages=%d huge_by_node=%s thp_kib=%d zero_pages=%d%n",
+                phase, total(o), byNode(o), total(h), byNode(h), thp, own.zero);
         System.out.flush();
         if (resident == 0) {
             throw new IllegalStateException("no resident page in the heap");

@@ -1156,7 +1156,13 @@ own_local() {
 # summary_agrees TAG: numapin's summary at exit gives the process's own
 # memory by node (mem_pages=, mem_local=), and its total agrees within 1%
 # with the probe's last count of the same memory page by page (HeapProbe's
-# "own" line: every anonymous, memfd, hugetlbfs and SysV page once)
+# "own" line: every anonymous, memfd, hugetlbfs and SysV page once). With
+# transparent huge pages, what the JVM frees on its way out, before the
+# summary counts, can be a whole 2 MiB page: JDK 17's G1 under THP always
+# had, in some runs, one huge page more (smaps' AnonHugePages) than in
+# others while the probe counted, its counts steady, and none of it left at
+# exit, where the summary's count was the same in every run; so the probe
+# may be up to 512 pages more besides.
 summary_agrees() {
     sl=$(grep '\]\[info\]\[numapin\] summary ' "/tmp/$1.log" 2>/dev/null | tail -1)
     if ! echo "$sl" | grep -q " mem_pages=[0-9]*:[0-9].* mem_local=[0-9.]*%"; then
@@ -1166,9 +1172,13 @@ summary_agrees() {
     mine=$(kv "$sl" mem_pages | tr ',' '\n' | awk -F: '{ t += $2 } END { print t + 0 }')
     own=$(grep '^own phase=' "/tmp/$1.out" | tail -1)
     theirs=$(kv "$own" pages)
-    if [ -n "$theirs" ] && [ "$theirs" -gt 0 ] &&
-        [ "$(awk -v a="$mine" -v b="$theirs" 'BEGIN { d = a - b; if (d < 0) d = -d; print (d * 100 <= b) }')" = 1 ]; then
+    thp=$(kv "$own" thp_kib)
+    agree=$(awk -v a="${mine:-0}" -v b="${theirs:-0}" -v thp="${thp:-0}" 'BEGIN { d = a - b; if (d < 0) d = -d
+        print ((b <= 0) ? 0 : (d * 100 <= b) ? 1 : (thp > 0 && b > a && (b - a) * 100 <= b + 512 * 100) ? 2 : 0) }')
+    if [ "$agree" = 1 ]; then
         ok "$1: the summary's $mine pages agree with the $theirs counted page by page (within 1%)"
+    elif [ "$agree" = 2 ]; then
+        ok "$1: the summary's $mine pages agree with the $theirs counted page by page (within 1% and one huge page the JVM freed on its way out)"
     else
         fail "$1: the summary's ${mine:-?} pages against ${theirs:-?} counted page by page: more than 1% apart"
     fi

@@ -141,6 +141,44 @@ public final class PageNodes {
         });
     }
 
+    /**
+     * Which of the frames {@code pfn} (sorted, distinct) are the kernel's
+     * zero pages, the 4 KiB one or those of the huge zero page (a read of
+     * anonymous memory never written maps them, under THP {@code always}
+     * a 2 MiB one): nobody's memory, which numa_maps leaves out. From
+     * /proc/kpageflags (KPF_ZERO_PAGE, bit 24; root only), read 8 KiB at
+     * a time.
+     */
+    public static BitSet zeroFrames(long[] pfn) throws IOException {
+        BitSet zero = new BitSet(pfn.length);
+        final int per = 1024;
+        byte[] buf = new byte[per * 8];
+        long first = -1;
+        int got = 0;
+        try (RandomAccessFile f = new RandomAccessFile("/proc/kpageflags", "r")) {
+            for (int i = 0; i < pfn.length; i++) {
+                if (first < 0 || pfn[i] < first || pfn[i] >= first + got) {
+                    first = pfn[i];
+                    f.seek(first * 8);
+                    int n = f.read(buf, 0, buf.length);
+                    got = n > 0 ? n / 8 : 0;
+                    if (got == 0) {
+                        continue;
+                    }
+                }
+                int at = (int) (pfn[i] - first) * 8;
+                long flags = 0;
+                for (int b = 7; b >= 0; b--) {
+                    flags = (flags << 8) | (buf[at + b] & 0xff);
+                }
+                if ((flags & (1L << 24)) != 0) {
+                    zero.set(i);
+                }
+            }
+        }
+        return zero;
+    }
+
     /** The node holding frame {@code pfn}, or {@link #UNKNOWN}. */
     public int nodeOfFrame(long pfn) {
         Integer nd = pfn == 0 ? null : blockNode.get(pfn * PAGE / blockBytes);
