@@ -101,7 +101,7 @@ END {
     } else bad("tb-none-3: no window")
     # 3 groups against 2: over all CPUs, and the group over two nodes
     # against every group of one (how far below depends on where the
-    # scheduler runs its threads: 16 to 48 points below in the runs made)
+    # scheduler runs its threads: 16 to 69 points below in the runs made)
     if (("tb-numapin-2" in ngroups) && ("tb-numapin-3" in ngroups)) {
         s = sprintf("3 groups %.2f%% local (latency index %.1f ns) against 2 groups %.2f%% (%.1f ns)", 100 * all["tb-numapin-3"], alli["tb-numapin-3"], 100 * all["tb-numapin-2"], alli["tb-numapin-2"])
         if (all["tb-numapin-3"] > all["tb-numapin-2"] && alli["tb-numapin-3"] < alli["tb-numapin-2"]) ok(s " (above, with a lower index)")
