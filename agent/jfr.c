@@ -798,14 +798,12 @@ static void node_memory(JNIEnv *env)
     np_memory_free(&m);
 }
 
-/* The share of a's samples on nodes as a fraction, to a tenth of a
- * percent rounded down as the summary's access_local= is; NaN with no
- * sample. */
+/* The share of a's samples on nodes as a fraction, as the summary's
+ * access_local= gives it; NaN with no sample. */
 static double local_share(const struct np_access *a, hwloc_const_bitmap_t nodes)
 {
-    long long total = np_access_total(a);
-    return total > 0 && nodes != NULL ? (double)(np_access_on(a, nodes) * 1000 / total) / 1000
-                                      : NAN;
+    long long permille = nodes != NULL ? np_access_permille(a, nodes) : -1;
+    return permille >= 0 ? (double)permille / 1000 : NAN;
 }
 
 /* numapin.AccessLocality when `group`: the process's sampled accesses
@@ -820,7 +818,9 @@ static void access_locality(JNIEnv *env, bool group, bool threads)
     if (nodes != NULL)
         np_cpulist(list, sizeof list, nodes);
     struct np_access all;
-    bool sampled = np_agent_access_now(agent, &all, why, sizeof why);
+    struct np_thread_access *each;
+    int neach;
+    bool sampled = np_agent_access_now(agent, &each, &neach, &all, why, sizeof why);
     union value v[G_COUNT];
     v[G_NODES].s = list;
     v[G_SAMPLED].b = sampled;
@@ -836,13 +836,13 @@ static void access_locality(JNIEnv *env, bool group, bool threads)
     if (group)
         emit(env, &t_access, v);
     np_access_free(&all);
-    if (!sampled || !threads)
-        return;
     struct np_live *l = NULL;
-    int n = np_record_placed(agent->record, &l);
+    int n = sampled && threads ? np_record_placed(agent->record, &l) : 0;
     if (n <= 0 || (*env)->PushLocalFrame(env, 16) != 0) {
-        ok(env, "PushLocalFrame");
+        if (n > 0)
+            ok(env, "PushLocalFrame");
         free(l);
+        np_thread_access_free(each, neach);
         return;
     }
     /* Without the list (no thread ids from HotSpot), the events have a
@@ -852,9 +852,9 @@ static void access_locality(JNIEnv *env, bool group, bool threads)
         ok(env, "listing the placed threads");
     int emitted = 0;
     for (int i = 0; i < n; i++) {
-        struct np_access a;
+        const struct np_access *a = np_thread_access_find(each, neach, l[i].tid);
         char name[512];
-        if (l[i].outcome != NP_PLACED || np_access_read(0, l[i].tid, &a) != 0)
+        if (l[i].outcome != NP_PLACED || a == NULL)
             continue; /* ended meanwhile */
         if (np_record_name(agent->record, l[i].ref, name, sizeof name) == 0) {
             union value tv[T_COUNT];
@@ -863,16 +863,16 @@ static void access_locality(JNIEnv *env, bool group, bool threads)
             tv[T_NAME].s = name;
             tv[T_TID].i = l[i].tid;
             tv[T_NODES].s = list;
-            tv[T_LOCAL].d = local_share(&a, nodes);
-            tv[T_SAMPLES].i = np_access_total(&a);
-            tv[T_MIGRATED].i = a.migrated;
+            tv[T_LOCAL].d = local_share(a, nodes);
+            tv[T_SAMPLES].i = np_access_total(a);
+            tv[T_MIGRATED].i = a->migrated;
             emit(env, &t_thread_access, tv);
             emitted++;
             if (tv[T_THREAD].o != NULL)
                 (*env)->DeleteLocalRef(env, tv[T_THREAD].o);
         }
-        np_access_free(&a);
     }
+    np_thread_access_free(each, neach);
     static bool told_threads;
     if (!told_threads)
         np_log(NP_LOG_DEBUG, "JFR: numapin.ThreadAccess: first events, %d of %d placed threads "

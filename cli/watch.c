@@ -361,10 +361,10 @@ int cli_watch_frame(const struct cli_watch_view *v, int cols, int rows, bool tty
         snprintf(mig, sizeof mig, st->migrations >= 0 ? "%lld" : "-", st->migrations);
         /* The kernel's sampled accesses on the nodes of its CPUs, rounded down
          * as check's access_local= is. */
-        char acc[16] = "-";
-        long long total = sampled ? np_access_total(&s->access) : 0;
-        if (total > 0)
-            snprintf(acc, sizeof acc, "%lld%%", np_access_on(&s->access, s->nodes) * 100 / total);
+        char acc[32] = "-";
+        long long permille = sampled ? np_access_permille(&s->access, s->nodes) : -1;
+        if (permille >= 0)
+            snprintf(acc, sizeof acc, "%lld%%", permille / 10);
         line(&t, "%7d %s %-5s %s %4s %4s %5s %6s %5s", (int)s->tid, name, kind_name(st->kind), cpus,
              now, node, home, mig, acc);
     }

@@ -70,41 +70,6 @@ int np_access_read(pid_t pid, pid_t tid, struct np_access *a)
     return rc;
 }
 
-int np_access_read_process(pid_t pid, struct np_access *a)
-{
-    char path[64];
-    if (pid == 0)
-        snprintf(path, sizeof path, "/proc/self/task");
-    else
-        snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    memset(a, 0, sizeof *a);
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return -1;
-    int rc = 0;
-    struct dirent *de;
-    while (rc == 0 && (de = readdir(d)) != NULL) {
-        char *end;
-        long tid = strtol(de->d_name, &end, 10);
-        if (de->d_name[0] == '.' || *end != '\0' || tid <= 0)
-            continue;
-        struct np_access t;
-        if (np_access_read(pid, (pid_t)tid, &t) != 0) {
-            if (errno == ENOMEM)
-                rc = -1;
-            continue; /* ended meanwhile, or no sched file: nothing to add */
-        }
-        rc = np_access_add(a, &t);
-        np_access_free(&t);
-    }
-    closedir(d);
-    if (rc != 0) {
-        np_access_free(a);
-        errno = ENOMEM;
-    }
-    return rc;
-}
-
 int np_access_add(struct np_access *a, const struct np_access *b)
 {
     if (b->nnodes > 0 && reserve(a, b->nnodes - 1) != 0)
@@ -128,21 +93,59 @@ static int by_tid(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-struct np_thread_access *np_thread_access_read(const pid_t *tids, int n)
+int np_access_read_threads(pid_t pid, struct np_thread_access **list, int *n,
+                           struct np_access *sum)
 {
-    struct np_thread_access *list = calloc(n > 0 ? (size_t)n : 1, sizeof *list);
-    if (list == NULL)
-        return NULL;
-    for (int i = 0; i < n; i++) {
-        list[i].tid = tids[i];
-        if (np_access_read(0, tids[i], &list[i].access) != 0 && errno == ENOMEM) {
-            np_thread_access_free(list, i);
-            errno = ENOMEM;
-            return NULL;
+    char path[64];
+    if (pid == 0)
+        snprintf(path, sizeof path, "/proc/self/task");
+    else
+        snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    *list = NULL;
+    *n = 0;
+    memset(sum, 0, sizeof *sum);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return -1;
+    int rc = 0, cap = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        char *end;
+        long tid = strtol(de->d_name, &end, 10);
+        if (de->d_name[0] == '.' || *end != '\0' || tid <= 0)
+            continue;
+        if (*n == cap) {
+            int ncap = cap > 0 ? 2 * cap : 64;
+            struct np_thread_access *g = realloc(*list, (size_t)ncap * sizeof *g);
+            if (g == NULL) {
+                rc = -1;
+                break;
+            }
+            *list = g;
+            cap = ncap;
         }
+        struct np_thread_access *t = &(*list)[*n];
+        t->tid = (pid_t)tid;
+        if (np_access_read(pid, t->tid, &t->access) != 0) {
+            if (errno == ENOMEM)
+                rc = -1;
+            continue; /* ended meanwhile, or no sched file: not listed */
+        }
+        (*n)++;
+        rc = np_access_add(sum, &t->access);
     }
-    qsort(list, (size_t)n, sizeof *list, by_tid);
-    return list;
+    closedir(d);
+    if (rc != 0) {
+        np_thread_access_free(*list, *n);
+        *list = NULL;
+        *n = 0;
+        np_access_free(sum);
+        errno = ENOMEM;
+        return -1;
+    }
+    if (*n > 0)
+        qsort(*list, (size_t)*n, sizeof **list, by_tid);
+    return 0;
 }
 
 const struct np_access *np_thread_access_find(const struct np_thread_access *list, int n,
@@ -178,25 +181,31 @@ long long np_access_on(const struct np_access *a, hwloc_const_bitmap_t nodes)
     return t;
 }
 
+long long np_access_permille(const struct np_access *a, hwloc_const_bitmap_t nodes)
+{
+    long long total = np_access_total(a);
+    return total > 0 ? np_access_on(a, nodes) * 1000 / total : -1;
+}
+
 void np_access_fields(char *buf, size_t len, const struct np_access *a,
                       hwloc_const_bitmap_t nodes)
 {
-    long long total = np_access_total(a), on = np_access_on(a, nodes);
-    char share[16] = "none";
-    if (total > 0)
-        snprintf(share, sizeof share, "%.1f%%", (double)(on * 1000 / total) / 10);
-    snprintf(buf, len, " access_local=%s access_samples=%lld access_migrated=%lld", share, total,
-             a->migrated);
+    long long permille = np_access_permille(a, nodes);
+    char share[48] = "none";
+    if (permille >= 0)
+        snprintf(share, sizeof share, "%lld.%lld%%", permille / 10, permille % 10);
+    snprintf(buf, len, " access_local=%s access_samples=%lld access_migrated=%lld", share,
+             np_access_total(a), a->migrated);
 }
 
 void np_access_json(struct np_json *j, const struct np_access *a, hwloc_const_bitmap_t nodes)
 {
-    long long total = np_access_total(a);
-    if (total > 0)
-        np_json_num(j, "access_local", (double)(np_access_on(a, nodes) * 1000 / total) / 10, 1);
+    long long permille = np_access_permille(a, nodes);
+    if (permille >= 0)
+        np_json_num(j, "access_local", (double)permille / 10, 1);
     else
         np_json_null(j, "access_local");
-    np_json_int(j, "access_samples", total);
+    np_json_int(j, "access_samples", np_access_total(a));
     np_json_int(j, "access_migrated", a->migrated);
 }
 

@@ -50,11 +50,6 @@ int np_access_parse(FILE *f, struct np_access *a);
  * statistics; EACCES). */
 int np_access_read(pid_t pid, pid_t tid, struct np_access *a);
 
-/* Every thread of process `pid` (0: this one), summed.  Returns 0, or -1
- * with errno (the process ended, EACCES, ENOMEM); a thread that ends
- * meanwhile counts for nothing. */
-int np_access_read_process(pid_t pid, struct np_access *a);
-
 /* Adds b's counts to a.  Returns 0, or -1 with errno ENOMEM. */
 int np_access_add(struct np_access *a, const struct np_access *b);
 
@@ -66,10 +61,13 @@ struct np_thread_access {
     struct np_access access;
 };
 
-/* Reads the accesses of `n` threads of this process into a list sorted by
- * tid (free with np_thread_access_free); a thread that has ended counts
- * for nothing.  Returns the list, or NULL (errno ENOMEM). */
-struct np_thread_access *np_thread_access_read(const pid_t *tids, int n);
+/* Every thread of process `pid` (0: this one), each read once: into *list
+ * (sorted by tid, *n entries; free with np_thread_access_free) and summed
+ * into *sum.  Returns 0, or -1 with errno (the process ended, EACCES,
+ * ENOMEM), *list NULL and *sum empty; a thread that ends meanwhile is not
+ * listed. */
+int np_access_read_threads(pid_t pid, struct np_thread_access **list, int *n,
+                           struct np_access *sum);
 
 /* The accesses of `tid` in `list` (n entries, sorted by tid), or NULL. */
 const struct np_access *np_thread_access_find(const struct np_thread_access *list, int n,
@@ -81,6 +79,11 @@ long long np_access_total(const struct np_access *a);
 
 /* The faults on pages of `nodes`. */
 long long np_access_on(const struct np_access *a, hwloc_const_bitmap_t nodes);
+
+/* The share of the faults on `nodes` in tenths of a percent, rounded down
+ * (999 for 99.96%: "all" only when all are), the one rule of every output;
+ * -1 with no sample. */
+long long np_access_permille(const struct np_access *a, hwloc_const_bitmap_t nodes);
 
 /* " access_local=98.7% access_samples=N access_migrated=M", the share on
  * `nodes` to a tenth of a percent, truncated (99.96% is 99.9%); with no

@@ -80,7 +80,7 @@ struct np_agent {
     int suspect_live;
     struct np_memory exit_memory;     /* read for the summary, kept for the report */
     struct np_access exit_access;     /* every thread's sampled accesses, read at exit */
-    struct np_thread_access *exit_threads; /* each live placed thread's, then */
+    struct np_thread_access *exit_threads; /* each thread's, then */
     int exit_nthreads;
     bool exit_access_read, exit_access_sampled;
     char exit_access_why[512];        /* why the kernel samples none, when it does not */
@@ -293,14 +293,17 @@ void np_agent_exit_access(struct np_agent *a, const struct np_targets *g, char *
  * late attach, keep theirs).  What decides whether the kernel samples the
  * JVM's accesses; the marker gives it to numapin check. */
 enum np_mem_mode np_agent_jvm_mem(const struct np_agent *a);
-/* The kernel's sampled accesses of every thread of the process, read now
- * into *acc (np_access_free it): true where the kernel samples them;
- * false with why it does not, and the fix, in why. */
-bool np_agent_access_now(const struct np_agent *a, struct np_access *acc, char *why, size_t len);
-/* The accesses np_agent_exit_access gives, and those of each live placed
- * thread, read once at exit (the first call logs why the kernel samples
- * none): acc->process NULL and acc->unsampled saying why where it samples
- * none.  What *acc points to is the agent's. */
+/* The kernel's sampled accesses of every thread of the process, read now,
+ * each thread's into *threads (sorted by tid, *n of them;
+ * np_thread_access_free them) and their sum into *acc (np_access_free
+ * it): true where the kernel samples them; false with why it does not,
+ * and the fix, in why. */
+bool np_agent_access_now(const struct np_agent *a, struct np_thread_access **threads, int *n,
+                         struct np_access *acc, char *why, size_t len);
+/* The accesses np_agent_exit_access gives, and each thread's, read once at
+ * exit (the first call logs why the kernel samples none): acc->process
+ * NULL and acc->unsampled saying why where it samples none.  What *acc
+ * points to is the agent's. */
 void np_agent_exit_access_read(struct np_agent *a, struct np_report_access *acc);
 /* (np_agent_place.c) The key whose destructor ends an entry at its
  * thread's exit is made once per process and serves the agent that

@@ -347,43 +347,28 @@ enum np_mem_mode np_agent_jvm_mem(const struct np_agent *a)
     return a->jvm_placed && !a->late && !a->opt.dryrun ? a->opt.mem : NP_MEM_NONE;
 }
 
-bool np_agent_access_now(const struct np_agent *a, struct np_access *acc, char *why, size_t len)
+bool np_agent_access_now(const struct np_agent *a, struct np_thread_access **threads, int *n,
+                         struct np_access *acc, char *why, size_t len)
 {
-    if (np_access_read_process(0, acc) != 0)
-        memset(acc, 0, sizeof *acc);
+    /* Unreadable (out of memory): no thread listed, which reads as a
+     * kernel keeping no counts. */
+    np_access_read_threads(0, threads, n, acc);
     /* A thread without numapin's policy has the default one, under which
      * the kernel samples the memory it touches. */
     return np_access_sampled(why, len, np_read_numa_balancing(NULL), acc->listed,
                              np_agent_jvm_mem(a));
 }
 
-/* Each live placed thread's sampled accesses, into a->exit_threads. */
-static void read_placed_access(struct np_agent *a)
-{
-    struct np_live *live = NULL;
-    int n = np_record_placed(a->record, &live);
-    pid_t *tids = n > 0 ? malloc((size_t)n * sizeof *tids) : NULL;
-    int k = 0;
-    for (int i = 0; tids != NULL && i < n; i++)
-        if (live[i].outcome == NP_PLACED)
-            tids[k++] = live[i].tid;
-    free(live);
-    if (tids != NULL && (a->exit_threads = np_thread_access_read(tids, k)) != NULL)
-        a->exit_nthreads = k;
-    free(tids);
-}
-
 void np_agent_exit_access_read(struct np_agent *a, struct np_report_access *acc)
 {
     if (!a->exit_access_read) {
         a->exit_access_read = true;
-        a->exit_access_sampled = np_agent_access_now(a, &a->exit_access, a->exit_access_why,
-                                                     sizeof a->exit_access_why);
+        a->exit_access_sampled =
+            np_agent_access_now(a, &a->exit_threads, &a->exit_nthreads, &a->exit_access,
+                                a->exit_access_why, sizeof a->exit_access_why);
         if (!a->exit_access_sampled)
             np_log(NP_LOG_INFO, "access: no access locality for this JVM: %s",
                    a->exit_access_why);
-        else
-            read_placed_access(a);
     }
     *acc = (struct np_report_access){
         a->exit_access_sampled ? &a->exit_access : NULL,

@@ -94,7 +94,7 @@ static void entry(const struct np_entry *e, void *arg)
     np_json_str(j, "mem_error", error_name(e->mem_errno));
     np_json_int(j, "drift", e->drift);
     const struct np_access *ta =
-        e->live && l->acc->process != NULL
+        e->live && e->outcome == NP_PLACED && l->acc->process != NULL
             ? np_thread_access_find(l->acc->threads, l->acc->nthreads, e->tid)
             : NULL;
     if (ta != NULL)

@@ -65,7 +65,8 @@ struct np_report_advice {
 
 /* The kernel's sampled accesses (np_access.h) as the report gives them:
  * the process's (NULL where the kernel samples none, `unsampled` saying
- * why), and each live placed thread's (`threads`, sorted by tid). */
+ * why), and its threads' (`threads`, sorted by tid), of which each live
+ * placed thread's is given in its entry. */
 struct np_report_access {
     const struct np_access *process;
     const char *unsampled;

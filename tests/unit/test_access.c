@@ -198,19 +198,23 @@ START_TEST(the_report_gives_each_live_placed_threads_share)
     np_record_set(r, gone, NP_PLACED, 0, 0, true, true);
     np_record_end(r, gone);
 
-    /* 203 ended: its entry is not live, whatever the list holds */
-    struct np_thread_access threads[3] = {{201, {0}}, {202, {0}}, {203, {0}}};
-    FILE *s = sched_file((const long long[][2]){{1, 0}, {990, 9}}, 2, 4);
+    /* 200 was not placed and 203 ended: neither entry gets the share the
+     * list holds for it */
+    struct np_thread_access threads[4] = {{200, {0}}, {201, {0}}, {202, {0}}, {203, {0}}};
+    FILE *s = sched_file((const long long[][2]){{7, 0}, {7, 0}}, 2, 0);
     ck_assert_int_eq(np_access_parse(s, &threads[0].access), 0);
     fclose(s);
-    s = sched_file((const long long[][2]){{0, 0}, {0, 0}}, 2, 0);
+    s = sched_file((const long long[][2]){{1, 0}, {990, 9}}, 2, 4);
     ck_assert_int_eq(np_access_parse(s, &threads[1].access), 0);
     fclose(s);
-    s = sched_file((const long long[][2]){{5, 0}, {5, 0}}, 2, 0);
+    s = sched_file((const long long[][2]){{0, 0}, {0, 0}}, 2, 0);
     ck_assert_int_eq(np_access_parse(s, &threads[2].access), 0);
     fclose(s);
+    s = sched_file((const long long[][2]){{5, 0}, {5, 0}}, 2, 0);
+    ck_assert_int_eq(np_access_parse(s, &threads[3].access), 0);
+    fclose(s);
     struct np_access process = {0};
-    ck_assert_int_eq(np_access_add(&process, &threads[0].access), 0);
+    ck_assert_int_eq(np_access_add(&process, &threads[1].access), 0);
     hwloc_bitmap_t one = hwloc_bitmap_alloc();
     hwloc_bitmap_set(one, 1);
     struct np_report_plan plan = {.group = 1, .groups = 3, .node = "1", .slice = 1, .slices = 1,
@@ -220,7 +224,7 @@ START_TEST(the_report_gives_each_live_placed_threads_share)
     for (int sampled = 1; sampled >= 0; sampled--) {
         struct np_report_access acc = {sampled ? &process : NULL,
                                        sampled ? NULL : "kernel.numa_balancing=0: ...",
-                                       threads, 3};
+                                       threads, 4};
         char *text = NULL;
         size_t len = 0;
         FILE *out = open_memstream(&text, &len);
@@ -262,27 +266,46 @@ START_TEST(the_report_gives_each_live_placed_threads_share)
     }
     hwloc_bitmap_free(one);
     np_access_free(&process);
-    np_access_free(&threads[0].access);
-    np_access_free(&threads[1].access);
-    np_access_free(&threads[2].access);
+    for (int i = 0; i < 4; i++)
+        np_access_free(&threads[i].access);
     np_record_destroy(r);
 }
 END_TEST
 
-/* The threads' accesses are looked up by tid, in a list read sorted. */
-START_TEST(threads_are_found_by_tid)
+/* Every thread of this process is read once, into a list sorted by tid
+ * that finds each by its tid, and summed: the sum is what the threads hold
+ * between them. */
+START_TEST(threads_are_read_once_found_by_tid_and_summed)
 {
-    pid_t tids[3] = {(pid_t)gettid(), 0x7ffffff0, 5};
-    struct np_thread_access *l = np_thread_access_read(tids, 3);
-    ck_assert_ptr_nonnull(l);
-    ck_assert(l[0].tid < l[1].tid && l[1].tid < l[2].tid);
-    ck_assert_ptr_nonnull(np_thread_access_find(l, 3, (pid_t)gettid()));
-    ck_assert_ptr_nonnull(np_thread_access_find(l, 3, 0x7ffffff0));
-    ck_assert_ptr_null(np_thread_access_find(l, 3, 77));
-    ck_assert_ptr_null(np_thread_access_find(NULL, 0, 5));
-    /* a thread that is not there counts for nothing */
-    ck_assert_int_eq(np_access_total(np_thread_access_find(l, 3, 0x7ffffff0)), 0);
-    np_thread_access_free(l, 3);
+    struct np_thread_access *l;
+    int n;
+    struct np_access sum;
+    ck_assert_int_eq(np_access_read_threads(0, &l, &n, &sum), 0);
+    if (access("/proc/self/sched", R_OK) != 0) {
+        ck_assert_int_eq(n, 0); /* no sched statistics: no thread listed */
+        np_thread_access_free(l, n);
+        return;
+    }
+    ck_assert_int_ge(n, 1);
+    for (int i = 1; i < n; i++)
+        ck_assert(l[i - 1].tid < l[i].tid);
+    ck_assert_ptr_nonnull(np_thread_access_find(l, n, (pid_t)gettid()));
+    ck_assert_ptr_null(np_thread_access_find(l, n, 0x7ffffff0));
+    ck_assert_ptr_null(np_thread_access_find(NULL, 0, (pid_t)gettid()));
+    long long total = 0;
+    bool listed = false;
+    for (int i = 0; i < n; i++) {
+        total += np_access_total(&l[i].access);
+        listed = listed || l[i].access.listed;
+    }
+    ck_assert_int_eq(np_access_total(&sum), total);
+    ck_assert(sum.listed == listed);
+    np_thread_access_free(l, n);
+    np_access_free(&sum);
+    /* a process that is not there: nothing listed, an error */
+    ck_assert_int_eq(np_access_read_threads(0x7ffffff0, &l, &n, &sum), -1);
+    ck_assert_ptr_null(l);
+    ck_assert_int_eq(n, 0);
 }
 END_TEST
 
@@ -298,7 +321,7 @@ Suite *access_suite(void)
     tcase_add_test(tc, this_thread_is_read_where_the_kernel_keeps_counts);
     tcase_add_test(tc, only_the_default_and_balancing_policies_are_sampled);
     tcase_add_test(tc, the_report_gives_each_live_placed_threads_share);
-    tcase_add_test(tc, threads_are_found_by_tid);
+    tcase_add_test(tc, threads_are_read_once_found_by_tid_and_summed);
     suite_add_tcase(s, tc);
     return s;
 }
