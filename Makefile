@@ -119,7 +119,8 @@ $(B)/bench_callback: tests/bench/bench_callback.c $(CORE_OBJ)
 # Numbers go to docs/performance.md; nothing here asserts a time.  Planning
 # first (tests/bench/plan.sh writes the file), then thread start and join
 # with and without the agent (tests/bench/threads.sh, appended), JVM
-# start-up with and without it (tests/bench/startup.sh), then what numapin,
+# start-up with and without it, in pairs beside a control of known cost
+# (tests/bench/startup.sh), then what numapin,
 # taskset, numactl and likwid-pin bind (tests/bench/tools.sh), then Jetty's
 # requests/s under wrk with and without it (tests/bench/servers.sh).
 bench: all $(B)/bench_plan $(B)/bench_callback

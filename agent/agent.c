@@ -353,7 +353,9 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     (void)thread;
     read_flags(jni);
     start_rescan(jvmti, jni);
-    np_jfr_start(jni);
+    const char *recording; /* -XX:StartFlightRecording, or unknown: JFR loads now */
+    np_jfr_start(jni, np_hotspot_ccstr("StartFlightRecording", &recording) != 0 ||
+                          (recording != NULL && recording[0] != '\0'));
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
@@ -454,7 +456,7 @@ static jint start(JavaVM *vm, const char *options, int late)
         }
         read_flags(jni);
         start_rescan(jvmti, jni);
-        np_jfr_start(jni);
+        np_jfr_start(jni, true);
         if (eetop != NULL)
             scan(jvmti, jni, NP_HOW_ATTACH, true);
     }

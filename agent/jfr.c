@@ -38,6 +38,7 @@
 #define POLL_FAST_MS 100    /* ... during the JVM's first FAST_FOR_MS */
 #define FAST_FOR_MS 10000
 #define MAX_RECORDINGS 64   /* running recordings told apart; more are all "new" */
+#define DEFER_MS 1000       /* the first look, when no recording starts with the JVM */
 
 static JavaVM *vm;
 static struct np_agent *agent;
@@ -46,6 +47,9 @@ static pid_t (*tid_of)(JNIEnv *, jobject);
 static atomic_bool stopping;
 static np_once warned;
 static _Atomic(jobject) semaphore; /* global: wakes numapin's thread (NodeMemory's period) */
+static long defer_ms;      /* how long numapin's thread waits before it attaches */
+static pthread_mutex_t defer_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t defer_cond = PTHREAD_COND_INITIALIZER; /* np_jfr_stop signals it */
 
 /* java.base, and jdk.jfr's FlightRecorder: found when the thread starts. */
 static jclass c_object, c_integer, c_long, c_double, c_boolean, c_void, c_string, c_thread, c_thread_group,
@@ -1042,9 +1046,34 @@ static int setup(JNIEnv *env)
     return 0;
 }
 
+/* Waits defer_ms, or until np_jfr_stop.  Returns false when the JVM is
+ * ending: then the thread never attaches, and jdk.jfr is never loaded
+ * for numapin's sake. */
+static bool deferred(void)
+{
+    if (defer_ms <= 0)
+        return !atomic_load(&stopping);
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += defer_ms / 1000;
+    until.tv_nsec += (defer_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&defer_lock);
+    int e = 0;
+    while (e == 0 && !atomic_load(&stopping)) /* 0: signalled, or woken for nothing */
+        e = pthread_cond_timedwait(&defer_cond, &defer_lock, &until);
+    pthread_mutex_unlock(&defer_lock);
+    return !atomic_load(&stopping);
+}
+
 static void *watch(void *arg)
 {
     (void)arg;
+    if (!deferred())
+        return NULL;
     JNIEnv *env = NULL;
     JavaVMAttachArgs args = {JNI_VERSION_1_8, (char *)"numapin jfr", NULL};
     if ((*vm)->AttachCurrentThreadAsDaemon(vm, (void **)&env, &args) != JNI_OK || env == NULL) {
@@ -1088,15 +1117,25 @@ void np_jfr_init(JavaVM *java_vm, struct np_agent *a, const char *options,
     np_agent_set_sink(a, &sink);
 }
 
-void np_jfr_start(JNIEnv *env)
+void np_jfr_start(JNIEnv *env, bool at_once)
 {
     (void)env; /* numapin's thread does the JNI work, off the JVM's start-up path */
     static atomic_bool started;
     if (agent == NULL || atomic_exchange(&started, true))
         return;
+    defer_ms = at_once ? 0 : DEFER_MS;
+    pthread_condattr_t ca;
+    int e = pthread_condattr_init(&ca);
+    if (e == 0) {
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        e = pthread_cond_init(&defer_cond, &ca);
+        pthread_condattr_destroy(&ca);
+    }
+    if (e != 0)
+        defer_ms = 0; /* no monotonic clock to wait on: look at once */
     pthread_t t;
     pthread_attr_t attr;
-    int e = pthread_attr_init(&attr);
+    e = pthread_attr_init(&attr);
     if (e == 0) {
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         e = pthread_create(&t, &attr, watch, NULL);
@@ -1113,6 +1152,9 @@ void np_jfr_stop(JNIEnv *env)
     if (agent == NULL)
         return;
     atomic_store(&stopping, true);
+    pthread_mutex_lock(&defer_lock);
+    pthread_cond_broadcast(&defer_cond);
+    pthread_mutex_unlock(&defer_lock);
     np_agent_unlisten(agent);
     jobject sem = atomic_load(&semaphore);
     if (sem != NULL && !(*env)->ExceptionCheck(env)) {

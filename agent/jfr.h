@@ -11,7 +11,8 @@
  *
  * A thread of numapin's ("numapin jfr", attached as a daemon) looks for
  * running recordings every second (ten times a second during the JVM's
- * first ten seconds), defines the event types the first time JFR is
+ * first ten seconds, from its first second unless a recording starts
+ * with the JVM), defines the event types the first time JFR is
  * initialised, and emits what the periodic event asks for.  Until a
  * recording runs, placing a thread costs one atomic load; where the
  * jdk.jfr module or JFR is missing, the thread logs so once at debug
@@ -20,6 +21,7 @@
 #define NP_JFR_H
 
 #include <jni.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "np_agent.h"
@@ -31,8 +33,12 @@
 void np_jfr_init(JavaVM *vm, struct np_agent *a, const char *options,
                  pid_t (*tid_of)(JNIEnv *jni, jobject thread));
 
-/* Live phase (VMInit, or a late attach): starts numapin's JFR thread. */
-void np_jfr_start(JNIEnv *jni);
+/* Live phase (VMInit, or a late attach): starts numapin's JFR thread.
+ * Unless `at_once` (a recording starts with the JVM, which loads JFR
+ * anyway; a late attach), the thread first waits a second, and a JVM
+ * that ends sooner (java -version, a build tool's fork) never loads
+ * jdk.jfr for numapin. */
+void np_jfr_start(JNIEnv *jni, bool at_once);
 
 /* VMDeath: no more events; the thread ends. */
 void np_jfr_stop(JNIEnv *jni);

@@ -64,11 +64,28 @@ int np_agent_place_jvm(struct np_agent *a, const struct np_targets *g, const str
     return rc;
 }
 
+/* True when every node the kernel lets this process use is one of
+ * `nodes`: its pages can be nowhere else. */
+static bool only_nodes_allowed(hwloc_const_bitmap_t nodes)
+{
+    hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+    bool only = allowed != NULL && np_bind_mems_allowed(allowed) == 0 &&
+                !hwloc_bitmap_iszero(allowed) && hwloc_bitmap_isincluded(allowed, nodes);
+    hwloc_bitmap_free(allowed);
+    return only;
+}
+
 void np_agent_move_before_load(struct np_agent *a, const struct np_target *t)
 {
     if (a->late || !a->jvm_mem_set)
         return;
     const struct np_targets *g = a->targets;
+    if (t->mem != NP_MEM_INTERLEAVE && only_nodes_allowed(t->nodes)) {
+        np_log(NP_LOG_INFO, "load: the memory touched before numapin loaded is on node %s "
+                            "already, the only memory this process may use: nothing to move",
+               g->node_list);
+        return;
+    }
     struct np_policy p;
     struct np_move r;
     int rc = np_policy_init(&p, t);

@@ -145,6 +145,21 @@ static int read_policy(struct np_actual *a)
     return rc;
 }
 
+int np_bind_mems_allowed(hwloc_bitmap_t nodes)
+{
+    hwloc_bitmap_zero(nodes);
+    struct mask m;
+    if (np_bind_init() != 0 || mask_alloc(&m) != 0)
+        return -1;
+    int rc = (int)get_mempolicy(NULL, m.bits, m.nbits + 1, NULL, MPOL_F_MEMS_ALLOWED);
+    if (rc == 0)
+        mask_to(&m, nodes);
+    int e = errno;
+    free(m.bits);
+    errno = e;
+    return rc;
+}
+
 int np_read_self(hwloc_topology_t topo, struct np_actual *a)
 {
     int rc = hwloc_get_cpubind(topo, a->cpus, HWLOC_CPUBIND_THREAD);

@@ -54,6 +54,10 @@ struct np_policy {
  * when the kernel has no NUMA policy support. */
 int np_bind_init(void);
 
+/* The nodes this process may take memory from (its cpuset's mems, as the
+ * kernel says), OS indexes, into `nodes`.  Returns 0, or -1 with errno. */
+int np_bind_mems_allowed(hwloc_bitmap_t nodes);
+
 int np_actual_init(struct np_actual *a);
 void np_actual_destroy(struct np_actual *a);
 

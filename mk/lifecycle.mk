@@ -35,6 +35,7 @@ $(B)/bench/libjvmti_pair.so: tests/bench/pair_agent.c mk/lifecycle.mk
 	    -isystem $(JAVA_HOME)/include -isystem $(JAVA_HOME)/include/linux -o $@ $< -ldl
 
 bench: $(B)/bench/libjvmti_floor.so $(B)/bench/libjvmti_pair.so
+bench-startup: $(B)/bench/libjvmti_floor.so
 
 .PHONY: bench-threads
 bench-threads: all $(B)/bench/libjvmti_floor.so $(B)/bench/libjvmti_pair.so $(B)/bench_callback

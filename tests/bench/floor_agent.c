@@ -14,10 +14,12 @@
  *
  * With `spin=NS` instead, ThreadStart first busy-waits NS nanoseconds of
  * the monotonic clock: a known cost, which shows what the pairs of
- * threads.sh resolve (a floor against itself plus 1 µs a thread).
+ * threads.sh resolve (a floor against itself plus 1 µs a thread).  With
+ * `load_spin=NS`, Agent_OnLoad busy-waits NS nanoseconds before it returns:
+ * a known cost at JVM start-up, the control of tests/bench/startup.sh.
  *
  * Built by mk/lifecycle.mk into build/bench/libjvmti_floor.so:
- *   java -agentpath:build/bench/libjvmti_floor.so[=pin=Bench-|=spin=1000] ...
+ *   java -agentpath:build/bench/libjvmti_floor.so[=pin=Bench-|=spin=1000|=load_spin=1000000] ...
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -30,6 +32,17 @@
 
 static const char *pin; /* the prefix of the names to bind, or NULL */
 static long spin_ns;    /* the busy wait at each ThreadStart */
+
+/* The number after `name=` in options, or -1 when options is not that. */
+static long option_ns(const char *options, const char *name)
+{
+    size_t n = strlen(name);
+    char *end = NULL;
+    if (strncmp(options, name, n) != 0 || options[n] != '=')
+        return -1;
+    long v = strtol(options + n + 1, &end, 10);
+    return v > 0 && *end == '\0' ? v : -1;
+}
 
 static long long now_ns(void)
 {
@@ -72,17 +85,20 @@ static void JNICALL on_thread_end(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
+    long load_spin_ns = 0;
     if (options != NULL && *options != '\0') {
-        char *end = NULL;
         if (strncmp(options, "pin=", 4) == 0 && options[4] != '\0') {
             pin = strdup(options + 4);
-        } else if (strncmp(options, "spin=", 5) != 0 ||
-                   (spin_ns = strtol(options + 5, &end, 10)) <= 0 || *end != '\0') {
-            fprintf(stderr, "jvmti_floor: unknown option '%s': the options are pin=PREFIX and "
-                    "spin=NANOSECONDS\n", options);
+        } else if ((spin_ns = option_ns(options, "spin")) < 0 &&
+                   (load_spin_ns = option_ns(options, "load_spin")) < 0) {
+            fprintf(stderr, "jvmti_floor: unknown option '%s': the options are pin=PREFIX, "
+                    "spin=NANOSECONDS and load_spin=NANOSECONDS\n", options);
             return JNI_ERR;
         }
     }
+    if (load_spin_ns > 0)
+        for (long long until = now_ns() + load_spin_ns; now_ns() < until;)
+            ;
     jvmtiEnv *jvmti = NULL;
     if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK || jvmti == NULL) {
         fprintf(stderr, "jvmti_floor: no JVMTI 1.2 environment\n");

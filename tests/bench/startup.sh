@@ -1,37 +1,50 @@
 #!/usr/bin/env bash
-# JVM start-up time with and without numapin, in one run: `java -version`
-# and a small program (Hello, written here: a fork-join pool of
-# two workers, one task, exit), each configuration in turn, ROUNDS times, a
-# different one first each round. Prints a markdown section on stdout.
+# JVM start-up time with and without numapin, in pairs: `java -version`
+# and a small program (Hello, written here: a fork-join pool of two
+# workers, one task, exit). Prints a markdown section on stdout.
 #
-#   tests/bench/startup.sh [--jdk JDK_HOME] [--agent LIB] [--rounds N]
+#   tests/bench/startup.sh [--jdk JDK_HOME] [--agent LIB] [--floor LIB] [--pairs N]
 #
-# Configurations: no agent; numapin with one group (scope=threads); numapin
-# as group 0 of 2 (the whole JVM placed on its group, CPU 0 here); and,
-# beside the last, no agent under `taskset -c 0`, the same CPUs without
-# numapin, since a JVM on fewer CPUs starts at another speed whoever binds
-# it. Wall time per JVM, median over the rounds; a ratio is the median of
-# the per-round ratios. Nothing here asserts a time.
+# Each pair runs one JVM without numapin and one with it, in an order drawn
+# for the pair, back to back; its ratio is the second's time over the
+# first's (wall time from exec to exit, and the CPU time of the whole
+# process, as perf stat counts them). The configurations take turns, pair
+# after pair. The median ratio of each comparison comes with its 90%
+# interval (tests/bench/stats.awk: order statistics, no distribution
+# assumed). Beside them runs a control of known cost: the JVMTI floor agent
+# (tests/bench/floor_agent.c) busy-waiting 1 ms in Agent_OnLoad, against the
+# same agent without the wait; the method resolves the control when its
+# interval lies above 1. The target, 1.03 of no agent, is met when the
+# whole interval lies at or below it, not met when above, and neither
+# otherwise; with the control unresolved, no verdict is given. Nothing here
+# asserts a time.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 jdk=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
 agent=$root/build/libnumapin.so
-rounds=11
+floor=
+pairs=40
+target=1.03
+spin_ns=1000000
 
 while [ $# -gt 0 ]; do
     case "$1" in
         --jdk) jdk=$2; shift 2 ;;
         --agent) agent=$2; shift 2 ;;
-        --rounds) rounds=$2; shift 2 ;;
-        -h|--help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        --floor) floor=$2; shift 2 ;;
+        --pairs) pairs=$2; shift 2 ;;
+        -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "bench: unknown argument $1" >&2; exit 2 ;;
     esac
 done
 case "$agent" in /*) ;; *) agent=$PWD/$agent ;; esac
+[ -n "$floor" ] || floor=$(dirname "$agent")/bench/libjvmti_floor.so
 [ -f "$agent" ] || { echo "bench: no agent at $agent (run make first)" >&2; exit 2; }
+[ -f "$floor" ] || { echo "bench: no floor agent at $floor (make $(dirname "$agent")/bench/libjvmti_floor.so)" >&2; exit 2; }
 [ -x "$jdk/bin/java" ] || { echo "bench: no $jdk/bin/java" >&2; exit 2; }
+bash "$root/scripts/install-deps.sh" linux-perf # perf stat counts each JVM's times
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/numapin-startup.XXXXXX")
 trap 'rm -rf "$out"' EXIT
@@ -46,69 +59,108 @@ public final class Hello {
 EOF
 "$jdk/bin/javac" -d "$out" "$out/Hello.java"
 
-# name | command prefix | -agentpath argument
-configs=(
-    "no agent||"
-    "numapin, groups=1 (scope=threads)||-agentpath:$agent=groups=1,log=warning"
-    "numapin, group 0 of 2 (scope=jvm: CPU 0)||-agentpath:$agent=groups=2,group=0,log=warning"
-    "no agent, taskset -c 0|taskset -c 0|"
+# name | A's -agentpath argument (empty: none) | B's
+comparisons=(
+    "numapin, no options (one group: scope=threads)||-agentpath:$agent"
+    "numapin, group 0 of 2 (scope=jvm: the whole JVM on CPU 0)||-agentpath:$agent=groups=2,group=0"
+    "numapin, group 0 of 3 (scope=jvm)||-agentpath:$agent=groups=3,group=0"
+    "control: the floor agent and 1 ms spun at load, against the floor|-agentpath:$floor|-agentpath:$floor=load_spin=$spin_ns"
 )
 programs=("-version" "Hello")
+ncmp=${#comparisons[@]}
+control=$((ncmp - 1))
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-declare -A t
-for r in $(seq 1 "$rounds"); do
-    n=${#configs[@]}
-    for k in $(seq 0 $((n - 1))); do
-        i=$(( (k + r - 1) % n ))
-        IFS='|' read -r name pre ap <<<"${configs[$i]}"
-        for p in 0 1; do
-            cmd=()
-            # shellcheck disable=SC2206 # the prefix is words
-            [ -z "$pre" ] || cmd=($pre)
-            cmd+=("$jdk/bin/java" -XX:-UsePerfData)
-            [ -z "$ap" ] || cmd+=("$ap")
-            cmd+=(-cp "$out" ${programs[$p]})
-            t0=$(now_ms)
-            "${cmd[@]}" >/dev/null 2>&1
-            t[$i,$p,$r]=$(( $(now_ms) - t0 ))
-        done
-        echo "round $r: $name: -version ${t[$i,0,$r]} ms, Hello ${t[$i,1,$r]} ms" >&2
-    done
-done
-
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-col() { for r in $(seq 1 "$rounds"); do echo "${t[$1,$2,$r]}"; done; }
-ratio() { # ratio CONFIG BASE PROGRAM: median of per-round time ratios
-    for r in $(seq 1 "$rounds"); do
-        awk -v a="${t[$1,$3,$r]}" -v b="${t[$2,$3,$r]}" 'BEGIN {printf "%.3f\n", a / b}'
-    done | median
+# run AGENTPATH PROGRAM: "WALL_NS CPU_MS" of one JVM
+run() {
+    local ap=() s
+    [ -z "$1" ] || ap=("$1")
+    s=$(perf stat -x, -e duration_time,task-clock "$jdk/bin/java" -XX:-UsePerfData "${ap[@]}" \
+        -cp "$out" "$2" 2>&1 >/dev/null | awk -F, '$3 == "duration_time" {w = $1} $3 == "task-clock" {c = $1} END {print w, c}')
+    echo "$s"
 }
+
+# One JVM of each kind first, not counted (page cache, the floor's build).
+for c in $(seq 0 $((ncmp - 1))); do
+    IFS='|' read -r _ a b <<<"${comparisons[$c]}"
+    run "$a" -version >/dev/null
+    run "$b" -version >/dev/null
+done
+: >"$out/pairs"
+for p in $(seq 1 "$pairs"); do
+    for c in $(seq 0 $((ncmp - 1))); do
+        IFS='|' read -r name a b <<<"${comparisons[$c]}"
+        for g in 0 1; do
+            if [ $((RANDOM % 2)) = 0 ]; then
+                read -r wa ca < <(run "$a" "${programs[$g]}")
+                read -r wb cb < <(run "$b" "${programs[$g]}")
+            else
+                read -r wb cb < <(run "$b" "${programs[$g]}")
+                read -r wa ca < <(run "$a" "${programs[$g]}")
+            fi
+            echo "$c $g $wa $ca $wb $cb" >>"$out/pairs"
+        done
+    done
+    echo "startup: pair $p of $pairs" >&2
+done
 
 jver=$("$jdk/bin/java" -version 2>&1 | head -1)
 echo "## Start-up time"
 echo
-echo "Wall time of one JVM, from exec to exit (\`tests/bench/startup.sh\`):"
-echo "\`java -version\`, and a small program that runs one task in a"
-echo "fork-join pool of two workers (so numapin places one). The"
-echo "configurations alternate, $rounds rounds, a different one first each round;"
-echo "times are medians over the rounds, a ratio the median of the per-round"
-echo "ratios (higher is slower). A JVM placed whole on group 0 of 2 runs on one"
-echo "CPU here, so it is compared with \`taskset -c 0\` too, the same CPU"
-echo "without numapin (under taskset HotSpot sees one CPU from the start and"
-echo "sizes itself for it: Serial GC, fewer threads; under numapin it is bound"
-echo "in Agent_OnLoad, after its own start-up ran on both)."
+echo "Wall time of one JVM from exec to exit, and the CPU time of its"
+echo "process, with numapin against without (\`tests/bench/startup.sh\`):"
+echo "\`java -version\`, and a small program that runs one task in a fork-join"
+echo "pool of two workers (so numapin places one). $pairs pairs for each"
+echo "comparison and program, the two JVMs of a pair back to back in an order"
+echo "drawn for it, the comparisons taking turns; a pair's ratio is B's time"
+echo "over A's, and each cell the median ratio with its 90% interval (order"
+echo "statistics: no distribution assumed). The control is a known cost: the"
+echo "JVMTI floor agent busy-waiting 1 ms in \`Agent_OnLoad\`, against the same"
+echo "agent without the wait; the method resolves it when its interval lies"
+echo "above 1. **Target: at most $target of no agent**, judged on the wall-time"
+echo "interval: met when all of it is at or below $target, not met when all of"
+echo "it is above, not shown otherwise; not resolved on this run when the"
+echo "control is not."
 echo
-echo "| configuration | -version ms | ratio to no agent | Hello ms | ratio to no agent |"
-echo "|---|---:|---:|---:|---:|"
-for i in $(seq 0 $((${#configs[@]} - 1))); do
-    name=${configs[$i]%%|*}
-    printf '| %s | %s | %s | %s | %s |\n' "$name" "$(col "$i" 0 | median)" "$(ratio "$i" 0 0)" \
-        "$(col "$i" 1 | median)" "$(ratio "$i" 0 1)"
-done
-echo
-printf 'Placed whole on CPU 0 against `taskset -c 0`: -version %s, Hello %s.\n' "$(ratio 2 3 0)" "$(ratio 2 3 1)"
+awk -v ncmp="$ncmp" -v control="$control" -v target="$target" -v names="$(printf '%s\n' "${comparisons[@]}" | cut -d'|' -f1 | paste -sd'\t')" \
+    -f "$here/stats.awk" -f /dev/fd/3 3<<'EOF' "$out/pairs"
+{ c = $1; g = $2; k = ++n[c, g]; w[c, g, k] = $5 / $3; u[c, g, k] = $6 / $4; ms[c, g, k] = $3 / 1e6 }
+END {
+    split(names, name, "\t")
+    for (g = 0; g < 2; g++) {
+        summary_of(control, g)
+        resolved[g] = ilo_w > 1
+    }
+    print "| B against A | program | A's wall ms (median) | wall ratio | CPU ratio | verdict |"
+    print "|---|---|---:|---|---|---|"
+    for (c = 0; c < ncmp; c++)
+        for (g = 0; g < 2; g++) {
+            s = summary_of(c, g)
+            if (c == control)
+                v = resolved[g] ? "resolved" : "**not resolved**"
+            else if (!resolved[g])
+                v = "not resolved on this run"
+            else if (ihi_w <= target)
+                v = "met"
+            else if (ilo_w > target)
+                v = "not met"
+            else
+                v = "not shown: the interval holds " target
+            printf "| %s | %s | %s | %s |\n", name[c + 1], g ? "Hello" : "-version", s, v
+        }
+}
+# "A's median ms | wall | cpu" of comparison c, program g; sets ilo_w, ihi_w
+function summary_of(c, g,   i, m, a, b, x, sw) {
+    m = n[c, g]
+    for (i = 1; i <= m; i++) { a[i] = w[c, g, i]; b[i] = u[c, g, i]; x[i] = ms[c, g, i] }
+    sort(x, m)
+    sw = summary(a, m); ilo_w = ilo; ihi_w = ihi
+    return sprintf("%.1f | %s | %s", med(x, m), sw, summary(b, m))
+}
+EOF
 echo
 echo "Machine: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) CPUs,"
 echo "Linux $(uname -r); $jver; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
 echo "$(date -u +%Y-%m-%d)."
+echo
+# Where the time goes: the profile behind the cuts, written by hand.
+cat "$here/startup-notes.md"

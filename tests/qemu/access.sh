@@ -66,29 +66,10 @@ if [ "$SCENARIO" = n3-balancing-cost ]; then
     # distribution); the verdict; the table for docs/access.md
     grep -a '^@@@ cost ' "$CONSOLE" | sed 's/^@@@ cost //' >"$A/cost.txt"
     cat "$A/cost.txt"
-    awk -v table="$B/balancing-cost.md" -v date="$(date -u +%Y-%m-%d)" '
+    awk -v table="$B/balancing-cost.md" -v date="$(date -u +%Y-%m-%d)" -f "$HERE/../bench/stats.awk" -f /dev/fd/3 3<<'EOF' "$A/cost.txt" | tee "$A/cost-report.txt"
     function kv(line, k,   m) {
         if (match(line, "(^| )" k "=[^ ]*")) { m = substr(line, RSTART, RLENGTH); sub(/^ /, "", m); return substr(m, length(k) + 2) }
         return ""
-    }
-    function sort(a, n,   i, j, x) { for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x } }
-    function med(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-    # lo: the largest k with P(Binomial(n, 1/2) < k) <= 5%: [a[k], a[n+1-k]]
-    # holds the median with at least 90%
-    function lo(n,   k, p, c, i) {
-        p = 0; c = 1; k = 0
-        for (i = 0; i <= n; i++) {
-            if (i > 0) c = c * (n - i + 1) / i
-            if (p + c / 2 ^ n > 0.05) break
-            p += c / 2 ^ n; k = i + 1
-        }
-        return k
-    }
-    # a median and its interval, "1.023 (0.998 to 1.051)"; sets ilo, ihi
-    function summary(a, n,   k) {
-        sort(a, n); k = lo(n)
-        ilo = k >= 1 ? a[k] : 0; ihi = k >= 1 ? a[n + 1 - k] : 1e9
-        return sprintf("%.3f (%s to %s)", med(a, n), k >= 1 ? sprintf("%.3f", ilo) : "-", k >= 1 ? sprintf("%.3f", ihi) : "-")
     }
     /^tunables/ { tun = $0; sub(/^tunables /, "", tun); sub(/ *spin_ms=.*/, "", tun); spin = kv($0, "spin_ms") }
     /^kind=/ {
@@ -126,8 +107,9 @@ if [ "$SCENARIO" = n3-balancing-cost ]; then
         printf "| balancing on | %s | %s |\n", sc, sw > table
         printf "| the control: off, and %d ms of CPU spun (%.3f expected) | %s | %s |\n", spin, expect, scc, scw > table
         print "" > table
-        printf "Verdict: %s. With balancing on: %.0f hint faults a second, %.1f pages migrated a second (system-wide, over the runs). %d rounds of three runs (an order turning each round, after one round not counted), HeapProbe under `mem=balancing` for group 1 of 3 on `a3` without its plugin, the kernel'"'"'s default scan rates (%s); measured by `bash tests/qemu/access.sh --cost`, %s.\n", verdict, hs, ms, n, tun, date > table
-    }' "$A/cost.txt" | tee "$A/cost-report.txt"
+        printf "Verdict: %s. With balancing on: %.0f hint faults a second, %.1f pages migrated a second (system-wide, over the runs). %d rounds of three runs (an order turning each round, after one round not counted), HeapProbe under `mem=balancing` for group 1 of 3 on `a3` without its plugin, the kernel's default scan rates (%s); measured by `bash tests/qemu/access.sh --cost`, %s.\n", verdict, hs, ms, n, tun, date > table
+    }
+EOF
     exit "$rc"
 fi
 if [ -z "$PLUGIN" ]; then

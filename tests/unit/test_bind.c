@@ -299,6 +299,28 @@ START_TEST(balancing_is_bind_with_its_flag)
 }
 END_TEST
 
+/* The nodes the kernel lets this process use are the cpuset's mems, as
+ * /proc/self/status lists them. */
+START_TEST(mems_allowed_are_the_cpusets)
+{
+    char line[256], want[256] = "";
+    FILE *f = fopen("/proc/self/status", "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "Mems_allowed_list: %255s", want) == 1)
+            break;
+    fclose(f);
+    ck_assert_str_ne(want, "");
+    hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
+    hwloc_bitmap_set(nodes, 63); /* cleared by the call */
+    ck_assert_int_eq(np_bind_mems_allowed(nodes), 0);
+    char got[256];
+    hwloc_bitmap_list_snprintf(got, sizeof got, nodes);
+    ck_assert_str_eq(got, want);
+    hwloc_bitmap_free(nodes);
+}
+END_TEST
+
 Suite *bind_suite(void)
 {
     Suite *s = suite_create("bind");
@@ -309,6 +331,7 @@ Suite *bind_suite(void)
     tcase_add_loop_test(tc, sets_nothing_when_inherited, 0, 2);
     tcase_add_test(tc, policies_compared);
     tcase_add_test(tc, unnameable_node);
+    tcase_add_test(tc, mems_allowed_are_the_cpusets);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,6 +2,7 @@ package numapin.tests;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -340,6 +341,29 @@ class JfrTest {
         assertTrue(!summary.contains("numapin."), "jfr=off: no numapin event type in the recording:\n" + summary);
     }
 
+    /**
+     * A JVM that ends within its first second with no recording started
+     * at launch (java -version, a build tool's fork) never has jdk.jfr
+     * loaded for numapin's sake: numapin's JFR thread waits that long
+     * before it looks. A JVM that lives longer is told nothing here.
+     */
+    @Test
+    void aShortJvmWithoutARecordingLoadsNoJfrClass() throws IOException {
+        Path classes = dir.resolve("classes.log");
+        ChildResult r = Launch.program("Workers", "2").fakeTwoNodes().options("groups=2,log=debug")
+                .jvmArg("-Xlog:class+load=info:file=" + classes).run().assertExit(0);
+        String ctx = r.describe();
+        assertEquals(2, placedByTid(r).size(), ctx);
+        String summary = r.logLines().stream().filter(l -> l.contains("[numapin] summary ")).findFirst().orElseThrow();
+        double uptime = Double.parseDouble(summary.substring(1, summary.indexOf("s]")));
+        assumeTrue(uptime < 1.0, "the JVM lived " + uptime + " s, past numapin's first look for recordings");
+        List<String> jfrClasses = Files.readAllLines(classes).stream().filter(l -> l.contains(" jdk.jfr."))
+                .collect(Collectors.toList());
+        assertEquals(List.of(), jfrClasses, "jdk.jfr classes loaded in a JVM of " + uptime + " s\n" + ctx);
+        assertEquals(List.of(), r.logLines().stream().filter(l -> l.contains("] JFR: ")).collect(Collectors.toList()),
+                ctx);
+    }
+
     /** A runtime of java.base alone (jlink): no jdk.jfr, and numapin places as ever. */
     @Test
     void aJavaBaseOnlyRuntimeRunsAndPlaces() throws IOException {
@@ -347,9 +371,17 @@ class JfrTest {
         String[] link = Launch.tool(Build.jdkTool("jlink"), "--add-modules", "java.base", "--output",
                 image.toString());
         assertEquals("0", link[0], "jlink:\n" + link[1]);
-        ChildResult r = Launch.command(image.resolve("bin/java").toString(),
+        Path hold = dir.resolve("hold");
+        Launch.Running run = Launch.command(image.resolve("bin/java").toString(),
                 "-agentpath:" + Build.agent() + "=groups=2,log=debug", "-XX:+UseSerialGC", "-Xmx64m", "-cp",
-                Build.childClassPath(), "numapin.child.Workers", "2").fakeTwoNodes().run().assertExit(0);
+                Build.childClassPath(), "numapin.child.Workers", "2", hold.toString()).fakeTwoNodes().start();
+        try {
+            // numapin's JFR thread first looks a second into the JVM's life.
+            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: .*"));
+        } finally {
+            Files.createFile(hold);
+        }
+        ChildResult r = run.finish().assertExit(0);
         String ctx = r.describe();
         assertEquals(2, placedByTid(r).size(), ctx);
         for (Placed p : placedByTid(r).values()) {
