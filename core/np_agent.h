@@ -55,6 +55,7 @@ struct np_agent {
     bool late;                        /* loaded into a running JVM (attach) */
     bool jdk_tool;                    /* the JVM runs a tool of the JDK (np_jdk_tool) */
     struct np_topo topo;              /* the machine as loaded at start-up */
+    char topo_cache[1400];            /* how it was loaded (np_topo_load_cached's note) */
     /* What placed threads get (np_targets.h): the start-up targets, then
      * those of each re-plan, published whole; read with np_agent_targets. */
     struct np_targets *targets;

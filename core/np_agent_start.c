@@ -236,8 +236,12 @@ static enum np_status open_report(struct np_agent *a)
 /* Phase 2: the machine, the plan (into *p), and this JVM's group in it. */
 static enum np_status plan(struct np_agent *a, struct np_plan *p)
 {
-    char err[1024];
-    if (np_topo_load(&a->topo, NULL, NULL, err, sizeof err) != 0)
+    char err[1024], dir[4096];
+    const char *cache = a->opt.topocache_off ? NULL
+                        : a->opt.topocache_dir != NULL ? a->opt.topocache_dir
+                                                       : np_file_private_default(dir, sizeof dir);
+    if (np_topo_load_cached(&a->topo, cache, a->topo_cache, sizeof a->topo_cache, err,
+                            sizeof err) != 0)
         return runtime_failure(a, err);
     if (a->topo.warning[0] != '\0')
         np_log(NP_LOG_WARNING, "%s", a->topo.warning);
@@ -328,10 +332,11 @@ static bool prepare(struct np_agent *a)
 /* The start-up lines: the machine, the plan, and the plan's advice. */
 static void log_plan(struct np_agent *a, const struct np_target *t)
 {
-    char line[2048], cpus[1024], mem[256], threads[1024], kind[32];
+    char line[2048], cpus[1024], mem[256], threads[1024], kind[32], cache[1600];
     const struct np_targets *g = a->targets;
     np_topo_summary(&a->topo, line, sizeof line);
-    np_log(NP_LOG_INFO, "topology %s", line);
+    np_quote(cache, sizeof cache, a->topo_cache);
+    np_log(NP_LOG_INFO, "topology %s cache=%s", line, cache);
     np_cpulist(cpus, sizeof cpus, g->place_cpus);
     np_mem_target_str(mem, sizeof mem, t);
     np_quote(threads, sizeof threads, a->opt.threads.text);

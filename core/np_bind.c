@@ -145,6 +145,26 @@ static int read_policy(struct np_actual *a)
     return rc;
 }
 
+int np_bind_cpus_allowed(hwloc_bitmap_t cpus)
+{
+    hwloc_bitmap_zero(cpus);
+    int ncpus;
+    if (np_bind_init() != 0 || (ncpus = numa_num_possible_cpus()) <= 0)
+        return -1;
+    size_t words = ((size_t)ncpus + WORD_BITS - 1) / WORD_BITS;
+    unsigned long *bits = calloc(words, sizeof *bits);
+    if (bits == NULL)
+        return -1;
+    int rc = sched_getaffinity(0, words * sizeof *bits, (cpu_set_t *)bits);
+    for (size_t w = 0; rc == 0 && w < words; w++)
+        if (hwloc_bitmap_set_ith_ulong(cpus, (unsigned)w, bits[w]) != 0)
+            rc = -1;
+    int e = errno;
+    free(bits);
+    errno = e;
+    return rc;
+}
+
 int np_bind_mems_allowed(hwloc_bitmap_t nodes)
 {
     hwloc_bitmap_zero(nodes);

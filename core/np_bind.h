@@ -58,6 +58,10 @@ int np_bind_init(void);
  * kernel says), OS indexes, into `nodes`.  Returns 0, or -1 with errno. */
 int np_bind_mems_allowed(hwloc_bitmap_t nodes);
 
+/* The CPUs the calling thread may run on (sched_getaffinity), OS indexes,
+ * into `cpus`.  Returns 0, or -1 with errno. */
+int np_bind_cpus_allowed(hwloc_bitmap_t cpus);
+
 int np_actual_init(struct np_actual *a);
 void np_actual_destroy(struct np_actual *a);
 

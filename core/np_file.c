@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Refuses what would make numapin write somewhere it was not told to, or
@@ -153,35 +156,52 @@ int np_file_out_open(struct np_file_out *f, const char *path, const char **why)
     return 0;
 }
 
-int np_file_out_write(struct np_file_out *f, const char *data, size_t len)
+int np_file_replace(int dirfd, const char *name, const void *data, size_t len, bool sync)
 {
-    if (f->dirfd < 0)
-        return EBADF;
+    /* The temporary name is new to the directory (O_EXCL) and random, so
+     * that writers sharing the directory from other PID namespaces, where
+     * process ids repeat, never write into each other's file. */
     char tmp[64];
-    snprintf(tmp, sizeof tmp, ".numapin-%d.tmp", (int)getpid());
-    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
-    int fd = openat(f->dirfd, tmp, flags, 0600);
-    if (fd < 0 && errno == EEXIST && unlinkat(f->dirfd, tmp, 0) == 0)
-        fd = openat(f->dirfd, tmp, flags, 0600); /* left by an earlier process of this pid */
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 16; tries++) {
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            r = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ (uint64_t)tries;
+        }
+        snprintf(tmp, sizeof tmp, ".numapin-%d-%016llx.tmp", (int)getpid(), (unsigned long long)r);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            return errno;
+    }
     if (fd < 0)
-        return errno;
+        return EEXIST;
     int e = 0;
+    const char *p = data;
     for (size_t done = 0; e == 0 && done < len;) {
-        ssize_t w = write(fd, data + done, len - done);
+        ssize_t w = write(fd, p + done, len - done);
         if (w < 0 && errno != EINTR)
             e = errno;
         else if (w > 0)
             done += (size_t)w;
     }
-    if (e == 0 && fsync(fd) != 0)
+    if (e == 0 && sync && fsync(fd) != 0)
         e = errno;
     if (close(fd) != 0 && e == 0)
         e = errno;
-    if (e == 0 && renameat(f->dirfd, tmp, f->dirfd, f->base) != 0)
+    if (e == 0 && renameat(dirfd, tmp, dirfd, name) != 0)
         e = errno;
     if (e != 0)
-        unlinkat(f->dirfd, tmp, 0);
+        unlinkat(dirfd, tmp, 0);
     return e;
+}
+
+int np_file_out_write(struct np_file_out *f, const char *data, size_t len)
+{
+    if (f->dirfd < 0)
+        return EBADF;
+    return np_file_replace(f->dirfd, f->base, data, len, true);
 }
 
 void np_file_out_close(struct np_file_out *f)
@@ -189,6 +209,87 @@ void np_file_out_close(struct np_file_out *f)
     if (f->dirfd >= 0)
         close(f->dirfd);
     f->dirfd = -1;
+}
+
+/* The access that bits (r, w, x of one class) give to a directory, in
+ * words: "read, write and search". */
+static const char *access_words(unsigned bits)
+{
+    static const char *const words[8] = {
+        "no", "search", "write", "write and search", "read", "read and search", "read and write",
+        "read, write and search",
+    };
+    return words[bits & 7];
+}
+
+/* Why a lock directory of mode `mode` is not private, into buf: who besides
+ * its owner has which access ("its group has read and search access"). */
+static void shared_access(char *buf, size_t len, unsigned mode)
+{
+    unsigned group = (mode >> 3) & 7, other = mode & 7;
+    if (group != 0 && group == other)
+        snprintf(buf, len, "its group and others have %s access", access_words(group));
+    else if (group != 0 && other != 0)
+        snprintf(buf, len, "its group has %s access and others %s access", access_words(group),
+                 access_words(other));
+    else if (group != 0)
+        snprintf(buf, len, "its group has %s access", access_words(group));
+    else
+        snprintf(buf, len, "others have %s access", access_words(other));
+}
+
+const char *np_file_private_default(char *buf, size_t len)
+{
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    if (xdg != NULL && xdg[0] == '/')
+        snprintf(buf, len, "%s/numapin", xdg);
+    else
+        snprintf(buf, len, "/tmp/numapin-%u", (unsigned)getuid());
+    return buf;
+}
+
+int np_file_private_dir(const char *dir, const char *what, const char *option, char *err,
+                        size_t errlen)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create the %s %s: %s", what, dir,
+                 strerror(errno));
+        return -1;
+    }
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open the %s %s: %s%s", what, dir,
+                 strerror(errno), errno == ELOOP || errno == ENOTDIR ? " (not a plain directory)" : "");
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "cannot read the %s %s: %s", what, dir, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    unsigned uid = (unsigned)getuid(), mode = (unsigned)(st.st_mode & 0777);
+    char shared[160];
+    shared_access(shared, sizeof shared, mode);
+    if (st.st_uid != uid) {
+        char also[300] = "";
+        if ((mode & 077) != 0)
+            snprintf(also, sizeof also, " and chmod 700 %s (%s, mode %03o)", dir, shared, mode);
+        snprintf(err, errlen, "the %s %s must be owned by uid %u, the JVM's user, "
+                              "but it is owned by uid %u: chown %u %s%s, or give %s a "
+                              "directory of uid %u", what, dir, uid, (unsigned)st.st_uid, uid, dir, also,
+                 option, uid);
+        close(fd);
+        return -1;
+    }
+    if ((mode & 077) != 0) {
+        snprintf(err, errlen, "the %s %s must allow no access for group or others, "
+                              "but %s (mode %03o): make it private to uid %u with chmod 700 %s",
+                 what, dir, shared, mode, uid, dir);
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 int np_file_path(const char *pattern, char *out, size_t len)

@@ -1,4 +1,4 @@
-/* np_file: the files numapin writes (log, report), opened safely.
+/* np_file: the files numapin writes (log, report, caches), opened safely.
  *
  * Paths come from the command line and often name shared directories
  * (/tmp): see np_file_open for what is refused.  Nothing here logs. */
@@ -35,6 +35,29 @@ int np_file_out_open(struct np_file_out *f, const char *path, const char **why);
 /* Returns 0, or an errno value (the temporary file is removed). */
 int np_file_out_write(struct np_file_out *f, const char *data, size_t len);
 void np_file_out_close(struct np_file_out *f);
+
+/* Writes `data` into a new temporary file (0600) in the directory open as
+ * `dirfd`, synced first when `sync`, and renames it onto `name`: a reader
+ * sees the old file or the whole new one.  Returns 0, or an errno value
+ * (the temporary file is removed). */
+int np_file_replace(int dirfd, const char *name, const void *data, size_t len, bool sync);
+
+/* A directory private to this user, for files shared by this user's JVMs
+ * (group=auto's locks, the topology cache): opens `dir` (O_RDONLY), creating
+ * it 0700, and refuses a symlink, another owner, or any access for group or
+ * others.  Write access would let others plant or replace files the JVMs
+ * trust (take or steal a group, feed a false topology); search access
+ * lets them open files whose own mode allows it; read access alone lists
+ * what is in use.  A directory private to its owner is the one rule that
+ * leaves none of these.  Returns the descriptor, or -1 with one line in err
+ * naming `what` ("group lock directory"), the directory, what is wrong and
+ * the command that fixes it, or `option` ("lockdir=") to give another. */
+int np_file_private_dir(const char *dir, const char *what, const char *option, char *err,
+                        size_t errlen);
+
+/* The default such directory, into buf: $XDG_RUNTIME_DIR/numapin when
+ * XDG_RUNTIME_DIR is set (an absolute path), else /tmp/numapin-UID. */
+const char *np_file_private_default(char *buf, size_t len);
 
 /* Expands `pattern` into out: "%p" becomes this process's id, "%%" a '%',
  * as in HotSpot's -Xlog file names.  Returns 0, or -1 with errno EINVAL

@@ -48,6 +48,9 @@ const char *np_options_help(void)
 "                   process id)\n"
 "  jfr=on|off       JFR events (numapin.Placement, Plan, Advice, NodeMemory)\n"
 "                   while a JFR recording runs (default on)\n"
+"  topocache=DIR|off  keep this machine's topology in DIR between JVM starts,\n"
+"                   checked against the live machine before use (default the\n"
+"                   lockdir default), or discover it every time (off)\n"
 "  dryrun           plan and log, bind nothing (alone, or =yes|no|true|false)\n"
 "  strict           a failure to apply the plan at start-up stops the JVM\n"
 "                   (alone, or =yes|no|true|false)\n"
@@ -159,11 +162,12 @@ static int parse_mem(const char *v, struct np_options *o)
 
 enum key {
     K_GROUP, K_GROUPS, K_LOCKDIR, K_THREADS, K_SCOPE, K_RESCAN, K_DRIFT, K_DOMAIN, K_CPUS,
-    K_CPUKIND, K_MEM, K_LOG, K_LOGSYNC, K_REPORT, K_JFR, K_DRYRUN, K_STRICT, K_HELP, K_COUNT
+    K_CPUKIND, K_MEM, K_LOG, K_LOGSYNC, K_REPORT, K_JFR, K_TOPOCACHE, K_DRYRUN, K_STRICT, K_HELP,
+    K_COUNT
 };
 static const char *const key_names[K_COUNT] = {
     "group", "groups", "lockdir", "threads", "scope", "rescan", "drift", "domain", "cpus",
-    "cpukind", "mem", "log", "logsync", "report", "jfr", "dryrun", "strict", "help",
+    "cpukind", "mem", "log", "logsync", "report", "jfr", "topocache", "dryrun", "strict", "help",
 };
 static const struct np_names keys = {key_names, K_COUNT};
 
@@ -276,6 +280,16 @@ static int parse_one(char *kv, struct np_options *o, bool *seen, char *err, size
             return 0;
         }
         break;
+    case K_TOPOCACHE:
+        if (strcmp(v, "off") == 0) {
+            o->topocache_off = true;
+            return 0;
+        }
+        if (v[0] == '/' && strlen(v) < 4000) {
+            o->topocache_dir = strdup(v);
+            return o->topocache_dir != NULL ? 0 : -1;
+        }
+        break;
     case K_DRYRUN:
         if (parse_flag(v, &o->dryrun) == 0)
             return 0;
@@ -318,6 +332,7 @@ valid_values:;
         break;
     case K_REPORT: valid = "a path, in which %p stands for the process id and %% for '%'"; break;
     case K_JFR: valid = "on, off"; break;
+    case K_TOPOCACHE: valid = "off, or an absolute path (a directory, created if missing)"; break;
     default: valid = "no value, true, false, yes or no"; break;
     }
     snprintf(err + used, errlen - used, ": valid values are %s", valid);
@@ -398,6 +413,7 @@ void np_options_free(struct np_options *o)
     np_globs_free(&o->threads);
     free(o->report_file);
     free(o->lock_dir);
+    free(o->topocache_dir);
     free(o->log_file);
     free(o->mem_nodes);
     memset(o, 0, sizeof *o);

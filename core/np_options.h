@@ -4,7 +4,7 @@
  *   rescan=MS,drift=restore|log,domain=node|package|l3,
  *   cpus=node|core|pu,cpukind=performance|efficiency|any|N,
  *   mem=preferred|bind|interleave|local|none|balancing[:NODES],log=LEVEL[:FILE],
- *   logsync,report=FILE,jfr=on|off,dryrun,strict,help
+ *   logsync,report=FILE,jfr=on|off,topocache=DIR|off,dryrun,strict,help
  *
  * docs/options.md is the user-facing reference; np_options_help() prints
  * the same contract. */
@@ -43,6 +43,8 @@ struct np_options {
     bool log_sync;      /* logsync: placement lines written by the placed thread */
     char *report_file;  /* report=FILE, or NULL */
     bool jfr;           /* JFR events while a recording runs (default on) */
+    char *topocache_dir; /* topocache=DIR, or NULL: the default directory */
+    bool topocache_off; /* topocache=off: the topology is discovered every time */
     bool dryrun;
     bool strict;
     bool help;

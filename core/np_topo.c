@@ -1,6 +1,9 @@
 #define _GNU_SOURCE
 #include "np_topo.h"
 
+#include "np_file.h"
+#include "np_topocache.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,7 +195,8 @@ static void warn_foreign_cpus(struct np_topo *t)
  * `within`, or with within NULL within the process's binding (when it
  * meets them at all). */
 static int load(struct np_topo *t, const char *xml, const char *synthetic,
-                hwloc_const_bitmap_t within, char *err, size_t errlen)
+                hwloc_const_bitmap_t within, const char *xmlbuf, size_t xmllen, char *err,
+                size_t errlen)
 {
     memset(t, 0, sizeof *t);
     if (xml != NULL)
@@ -226,6 +230,13 @@ static int load(struct np_topo *t, const char *xml, const char *synthetic,
         return fail(t, err, errlen, "hwloc_topology_set_xml");
     if (synthetic != NULL && hwloc_topology_set_synthetic(t->topology, synthetic) != 0)
         return fail(t, err, errlen, "invalid synthetic description");
+    /* This machine's own export (np_topocache): its allowed CPUs and nodes
+     * are read from the live cgroup, not from the file. */
+    if (xmlbuf != NULL &&
+        (hwloc_topology_set_xmlbuffer(t->topology, xmlbuf, (int)xmllen) != 0 ||
+         hwloc_topology_set_flags(t->topology, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM |
+                                                   HWLOC_TOPOLOGY_FLAG_THISSYSTEM_ALLOWED_RESOURCES) != 0))
+        return fail(t, err, errlen, "hwloc_topology_set_xmlbuffer");
     if (hwloc_topology_load(t->topology) != 0)
         return fail(t, err, errlen, "hwloc_topology_load");
 
@@ -258,12 +269,107 @@ static int load(struct np_topo *t, const char *xml, const char *synthetic,
 int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
                  char *err, size_t errlen)
 {
-    return load(t, xml, synthetic, NULL, err, errlen);
+    return load(t, xml, synthetic, NULL, NULL, 0, err, errlen);
 }
 
 int np_topo_load_within(struct np_topo *t, hwloc_const_bitmap_t within, char *err, size_t errlen)
 {
-    return load(t, NULL, NULL, within, err, errlen);
+    return load(t, NULL, NULL, within, NULL, 0, err, errlen);
+}
+
+/* The HWLOC_ variable that changes what hwloc discovers (a fake machine,
+ * components, filters), or NULL: the cache stands for hwloc's plain
+ * discovery of this machine only. */
+static const char *hwloc_variable(void)
+{
+    extern char **environ;
+    for (char **e = environ; e != NULL && *e != NULL; e++)
+        if (strncmp(*e, "HWLOC_", 6) == 0)
+            return *e;
+    return NULL;
+}
+
+/* Loads the topology from the file of `dirfd` for key k.  Returns 0, or
+ * -1 with *why saying why the file was not used, or with *why NULL when
+ * there is none. */
+static int load_file(struct np_topo *t, int dirfd, const char *name,
+                     const struct np_topocache_key *k, const char **why)
+{
+    size_t len = 0;
+    char *xml = np_topocache_read(dirfd, name, &len, why);
+    if (xml == NULL)
+        return -1;
+    char err[256];
+    int rc = load(t, NULL, NULL, NULL, xml, len, err, sizeof err);
+    free(xml);
+    if (rc != 0) {
+        np_topo_destroy(t);
+        *why = "cannot be loaded by hwloc (truncated, or not hwloc XML)";
+        return -1;
+    }
+    if ((*why = np_topocache_stale(t->topology, k)) != NULL) {
+        np_topo_destroy(t);
+        return -1;
+    }
+    return 0;
+}
+
+int np_topo_load_cached(struct np_topo *t, const char *dir, char *note, size_t notelen, char *err,
+                        size_t errlen)
+{
+    const char *var = hwloc_variable();
+    struct np_topocache_key k;
+    char why[1024] = "", path[4200] = "", name[64];
+    snprintf(note, notelen, "discovered (topocache=off)");
+    if (dir == NULL)
+        return np_topo_load(t, NULL, NULL, err, errlen);
+    if (var != NULL) {
+        snprintf(note, notelen, "discovered; the topology cache is not used while %.200s is set",
+                 var);
+        return np_topo_load(t, NULL, NULL, err, errlen);
+    }
+    if (np_topocache_key_read(&k, why, sizeof why) != 0) {
+        snprintf(note, notelen, "discovered; the topology cache is not used: %s", why);
+        return np_topo_load(t, NULL, NULL, err, errlen);
+    }
+    int dirfd = np_file_private_dir(dir, "topology cache directory", "topocache=", why, sizeof why);
+    if (dirfd < 0) {
+        snprintf(note, notelen, "discovered; not cached: %s", why);
+        return np_topo_load(t, NULL, NULL, err, errlen);
+    }
+    np_topocache_name(&k, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    const char *ignored = NULL;
+    if (load_file(t, dirfd, name, &k, &ignored) == 0) {
+        close(dirfd);
+        snprintf(note, notelen, "read from %s", path);
+        return 0;
+    }
+    if (load(t, NULL, NULL, NULL, NULL, 0, err, errlen) != 0) {
+        close(dirfd);
+        return -1;
+    }
+    char *xml = NULL;
+    int xmllen = 0, e = 0;
+    if (np_topocache_stamp(t->topology, &k) != 0 ||
+        hwloc_topology_export_xmlbuffer(t->topology, &xml, &xmllen, 0) != 0 || xmllen < 1)
+        e = errno != 0 ? errno : EINVAL;
+    else
+        e = np_file_replace(dirfd, name, xml, (size_t)xmllen - 1, false);
+    if (xml != NULL)
+        hwloc_free_xmlbuffer(t->topology, xml);
+    close(dirfd);
+    char done[300];
+    if (e == 0)
+        snprintf(done, sizeof done, "written to %.250s", path);
+    else
+        snprintf(done, sizeof done, "not cached: cannot write %.200s: %s", path, strerror(e));
+    if (ignored != NULL)
+        snprintf(note, notelen, "discovered; the cache %s %s, so it was not used; %s", path, ignored,
+                 e == 0 ? "replaced" : done);
+    else
+        snprintf(note, notelen, "discovered; %s", done);
+    return 0;
 }
 
 static void free_homes(struct np_topo *t)

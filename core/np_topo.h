@@ -45,6 +45,19 @@ struct np_topo {
 int np_topo_load(struct np_topo *t, const char *xml, const char *synthetic,
                  char *err, size_t errlen);
 
+/* Loads this machine's topology as np_topo_load(t, NULL, NULL) does,
+ * through the topology cache in `dir` (see np_topocache.h): from the file
+ * there when it is current, else discovered and the file (re)written.
+ * Nothing about the cache fails the load: a directory that is not private,
+ * a stale, foreign or unreadable file, a write that fails, all fall back
+ * to discovery.  With dir NULL, or any HWLOC_ variable in the environment
+ * (a fake machine, other components), the cache is not used.  `note` says
+ * what happened, for the log ("read from DIR/topology-HASH.xml",
+ * "discovered; the cache ... was made on another boot, so it was not used;
+ * replaced").  Returns 0, or -1 with a message in err as np_topo_load. */
+int np_topo_load_cached(struct np_topo *t, const char *dir, char *note, size_t notelen, char *err,
+                        size_t errlen);
+
 /* Loads the topology from hwloc's defaults, as np_topo_load does, for a
  * process whose cpuset changed since it started: the usable CPUs are
  * hwloc's allowed cpuset intersected with `within` (not with the current

@@ -5,6 +5,9 @@
 #   NUMAPIN_TOPOLOGIES   folder of hwloc XML files (default tests/golden/topologies)
 #   NUMAPIN_BENCH_REPS   repetitions per measurement (default 51)
 #   NUMAPIN_BENCH_OUT    the Markdown file to write (default docs/performance.md)
+#   NUMAPIN_FSROOTS      folder of /proc and /sys dumps (.tar.bz2) to time
+#                        discovery against the topology cache on (default
+#                        tests/golden/fsroots)
 #
 # Nothing here fails on a slow result: the target (load + plan under 5 ms)
 # is reported, not asserted. Exits non-zero only when the benchmark itself
@@ -17,14 +20,22 @@ topologies=${NUMAPIN_TOPOLOGIES:-$root/tests/golden/topologies}
 reps=${NUMAPIN_BENCH_REPS:-51}
 out=${NUMAPIN_BENCH_OUT:-$root/docs/performance.md}
 target_ms=5
+control_ms=0.1 # bench_plan.c's CONTROL_MS
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 [ -x "$bin" ] || { echo "plan.sh: no $bin (run make bench)" >&2; exit 2; }
 [ -d "$topologies" ] || { echo "plan.sh: no topology folder $topologies" >&2; exit 2; }
 
 tsv="$root/build/bench_plan.tsv"
+pairs="$root/build/bench_topocache.tsv"
+fsroots=${NUMAPIN_FSROOTS:-$root/tests/golden/fsroots}
 mkdir -p "$root/build"
+rm -rf "$root/build/fsroots" && mkdir -p "$root/build/fsroots"
+for f in "$fsroots"/*.tar.bz2; do
+    tar xjf "$f" -C "$root/build/fsroots"
+done
 load_before=$(cut -d' ' -f1 /proc/loadavg)
-"$bin" --reps "$reps" "$topologies" >"$tsv"
+"$bin" --reps "$reps" --fsroots "$root/build/fsroots" --cache-pairs "$pairs" "$topologies" >"$tsv"
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
@@ -107,6 +118,47 @@ HEADER
             n++
         }
         END { if (n == 0) print "None." }' "$tsv"
+    cat <<CACHE
+
+## Discovery against the topology cache
+
+What \`topocache=\` saves at each JVM start (docs/options.md#topocachedirOff):
+discovering a machine from its /proc and /sys files against loading hwloc's
+XML export of it, each followed by the default plan. The large machines are
+real ones as Linux showed them (\`tests/golden/fsroots\`: hwloc reads an
+extracted dump with \`HWLOC_FSROOT\` as it reads /sys, from the page cache
+here, where a real /sys is served by the kernel); their cached load is
+\`np_topo_load\` of the export, what the cache file holds. On this machine
+the cached load is the agent's own, \`np_topo_load_cached\` with a current
+file: the stamps read and checked, the file's checks, hwloc's live cgroup
+sets. ${reps} repetitions, the three loads of each in an order drawn for
+it; each ratio is one repetition's cached time over its discovery time,
+given as the median with its 90% interval (\`tests/bench/stats.awk\`). The
+control is a known cost: the cached load followed by ${control_ms} ms busy-waited,
+against the cached load; the method resolves it when its interval lies
+above 1, and a machine's ratio is shown as resolved only then.
+
+| machine | PUs | nodes | discover + plan, ms (median) | cached + plan, ms (median) | cached / discover | control: cached + ${control_ms} ms / cached | resolved |
+|---|---:|---:|---:|---:|---|---|---|
+CACHE
+    awk -F'\t' -f "$here/stats.awk" -f /dev/fd/3 3<<'AWK' "$pairs"
+{
+    m = $1
+    if (!(m in k)) { order[++nm] = m; pus[m] = $2; nodes[m] = $3 }
+    i = ++k[m]; d[m, i] = $4; c[m, i] = $5; r[m, i] = $5 / $4; q[m, i] = $6 / $5
+}
+END {
+    for (j = 1; j <= nm; j++) {
+        m = order[j]; n = k[m]
+        for (i = 1; i <= n; i++) { a[i] = d[m, i]; b[i] = c[m, i]; x[i] = r[m, i]; y[i] = q[m, i] }
+        sort(a, n); sort(b, n)
+        ratio = summary(x, n)
+        control = summary(y, n); resolved = ilo > 1
+        printf "| %s | %d | %d | %.2f | %.2f | %s | %s | %s |\n", m, pus[m], nodes[m], med(a, n), med(b, n),
+               ratio, control, resolved ? "yes" : "**not resolved on this run**"
+    }
+}
+AWK
     cat <<'NOTES'
 
 ## Notes

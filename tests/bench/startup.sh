@@ -59,11 +59,19 @@ public final class Hello {
 EOF
 "$jdk/bin/javac" -d "$out" "$out/Hello.java"
 
+# The topology cache: warm in $out/warm (written by the first JVM, read by
+# every other), cold in $out/cold (emptied before each JVM, which then
+# discovers the machine and writes the file).
+warm="topocache=$out/warm"
+cold="topocache=$out/cold"
 # name | A's -agentpath argument (empty: none) | B's
 comparisons=(
-    "numapin, no options (one group: scope=threads)||-agentpath:$agent"
-    "numapin, group 0 of 2 (scope=jvm: the whole JVM on CPU 0)||-agentpath:$agent=groups=2,group=0"
-    "numapin, group 0 of 3 (scope=jvm)||-agentpath:$agent=groups=3,group=0"
+    "numapin, no options (one group: scope=threads), cache warm||-agentpath:$agent=$warm"
+    "numapin, group 0 of 2 (scope=jvm: the whole JVM on CPU 0), cache warm||-agentpath:$agent=groups=2,group=0,$warm"
+    "numapin, group 0 of 3 (scope=jvm), cache warm||-agentpath:$agent=groups=3,group=0,$warm"
+    "numapin, group 0 of 2, cache cold (discovered and written)||-agentpath:$agent=groups=2,group=0,$cold"
+    "numapin, group 0 of 2, topocache=off (discovered)||-agentpath:$agent=groups=2,group=0,topocache=off"
+    "numapin, group 0 of 2, cache warm, against the same with topocache=off|-agentpath:$agent=groups=2,group=0,topocache=off|-agentpath:$agent=groups=2,group=0,$warm"
     "control: the floor agent and 1 ms spun at load, against the floor|-agentpath:$floor|-agentpath:$floor=load_spin=$spin_ns"
 )
 programs=("-version" "Hello")
@@ -74,6 +82,7 @@ control=$((ncmp - 1))
 run() {
     local ap=() s
     [ -z "$1" ] || ap=("$1")
+    case "$1" in *"$cold"*) rm -rf "$out/cold" ;; esac
     s=$(perf stat -x, -e duration_time,task-clock "$jdk/bin/java" -XX:-UsePerfData "${ap[@]}" \
         -cp "$out" "$2" 2>&1 >/dev/null | awk -F, '$3 == "duration_time" {w = $1} $3 == "task-clock" {c = $1} END {print w, c}')
     echo "$s"
@@ -104,6 +113,10 @@ for p in $(seq 1 "$pairs"); do
 done
 
 jver=$("$jdk/bin/java" -version 2>&1 | head -1)
+# The warm runs read the cache, the cold ones write it: the log says so.
+warm_note=$("$jdk/bin/java" "-agentpath:$agent=groups=2,group=0,$warm" -version 2>&1 | sed -n 's/.*\] topology .* cache=//p')
+rm -rf "$out/cold"
+cold_note=$("$jdk/bin/java" "-agentpath:$agent=groups=2,group=0,$cold" -version 2>&1 | sed -n 's/.*\] topology .* cache=//p')
 echo "## Start-up time"
 echo
 echo "Wall time of one JVM from exec to exit, and the CPU time of its"
@@ -119,9 +132,15 @@ echo "agent without the wait; the method resolves it when its interval lies"
 echo "above 1. **Target: at most $target of no agent**, judged on the wall-time"
 echo "interval: met when all of it is at or below $target, not met when all of"
 echo "it is above, not shown otherwise; not resolved on this run when the"
-echo "control is not."
+echo "control is not. The topology cache (\`topocache=\`) is in a directory of"
+echo "the run's own: warm, a current file every JVM but the first reads"
+echo "(their log: cache=$warm_note); cold, emptied before each JVM, which"
+echo "discovers the machine and writes the file (cache=$cold_note)."
 echo
-awk -v ncmp="$ncmp" -v control="$control" -v target="$target" -v names="$(printf '%s\n' "${comparisons[@]}" | cut -d'|' -f1 | paste -sd'\t')" \
+# Comparisons against no agent are judged on the target; the others (the
+# cache against none) are measured only.
+judged=$(for c in "${comparisons[@]}"; do IFS='|' read -r _ a _ <<<"$c"; [ -z "$a" ] && printf 1 || printf 0; done)
+awk -v ncmp="$ncmp" -v control="$control" -v target="$target" -v judged="$judged" -v names="$(printf '%s\n' "${comparisons[@]}" | cut -d'|' -f1 | paste -sd'\t')" \
     -f "$here/stats.awk" -f /dev/fd/3 3<<'EOF' "$out/pairs"
 { c = $1; g = $2; k = ++n[c, g]; w[c, g, k] = $5 / $3; u[c, g, k] = $6 / $4; ms[c, g, k] = $3 / 1e6 }
 END {
@@ -139,6 +158,8 @@ END {
                 v = resolved[g] ? "resolved" : "**not resolved**"
             else if (!resolved[g])
                 v = "not resolved on this run"
+            else if (substr(judged, c + 1, 1) == "0")
+                v = ihi_w < 1 ? "faster (resolved)" : ilo_w > 1 ? "slower (resolved)" : "no difference shown"
             else if (ihi_w <= target)
                 v = "met"
             else if (ilo_w > target)

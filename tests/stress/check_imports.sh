@@ -14,8 +14,8 @@
 #     sched_setscheduler, setpriority;
 #   - change privileges or other files' ownership and modes: setuid and the
 #     like, chown, chmod, unlink, rename (unlinkat and renameat are allowed:
-#     the report is written to a temporary file renamed, or removed, relative
-#     to the directory opened at start; see docs/security.md).
+#     the report and the topology cache are written to a temporary file
+#     renamed, or removed, relative to their directory; see docs/security.md).
 # (mbind, which acts on the calling process only, is how the agent moves its
 # own pages at a late attach with the whole JVM placed: core/np_memory.c,
 # docs/security.md.)

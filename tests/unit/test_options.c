@@ -81,6 +81,13 @@ START_TEST(domain_cpukind_mem_nodes)
     np_options_free(&o);
     ck_assert_int_eq(parse("jfr=on", &o, err, sizeof err), 0);
     ck_assert(o.jfr);
+    ck_assert(!o.topocache_off && o.topocache_dir == NULL); /* the default directory */
+    np_options_free(&o);
+    ck_assert_int_eq(parse("topocache=off", &o, err, sizeof err), 0);
+    ck_assert(o.topocache_off);
+    np_options_free(&o);
+    ck_assert_int_eq(parse("topocache=/var/cache/numapin", &o, err, sizeof err), 0);
+    ck_assert_str_eq(o.topocache_dir, "/var/cache/numapin");
     np_options_free(&o);
     ck_assert_int_eq(parse("drift=log,lockdir=/run/numapin-shared,group=auto", &o, err, sizeof err), 0);
     ck_assert_int_eq(o.drift, NP_DRIFT_LOG);
@@ -223,9 +230,9 @@ static const struct {
     const char *names;   /* the option, as the message quotes it */
     const char *valid;   /* part of the valid-values text */
 } bad[] = {
-    {"bogus=1", "'bogus'", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, logsync, report, jfr, dryrun, strict, help"},
+    {"bogus=1", "'bogus'", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, logsync, report, jfr, topocache, dryrun, strict, help"},
     {"Group=1", "'Group'", "valid options are group, groups"},
-    {"group=1,,mem=bind", "empty option", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, logsync, report, jfr, dryrun, strict, help"},
+    {"group=1,,mem=bind", "empty option", "valid options are group, groups, lockdir, threads, scope, rescan, drift, domain, cpus, cpukind, mem, log, logsync, report, jfr, topocache, dryrun, strict, help"},
     {",", "empty option", "valid options are group"},
     {"group=1,", "empty option", "valid options are group"},
     {"group=-1", "'group'", "valid values are auto, or a group index from 0 to 4095"},
@@ -278,6 +285,9 @@ static const struct {
     {"jfr", "'jfr'", "valid values are on, off"},
     {"jfr=true", "'jfr'", "valid values are on, off"},
     {"jfr=ON", "'jfr'", "valid values are on, off"},
+    {"topocache=on", "'topocache'", "valid values are off, or an absolute path"},
+    {"topocache=cache", "'topocache'", "valid values are off, or an absolute path"},
+    {"topocache=", "'topocache'", "valid values are off, or an absolute path"},
     {"jfr=on,jfr=off", "'jfr'", "give each option once"},
     {"report=/tmp/r-%q.json", "'report'", "%p stands for the process id and %% for '%'"},
     {"report=/tmp/r-%", "'report'", "%p stands for the process id"},

@@ -68,6 +68,7 @@ class OptionsTest {
             Map.entry("logsync", List.of("", "true", "false", "yes", "no")),
             Map.entry("report", List.of("FILE")),
             Map.entry("jfr", List.of()),
+            Map.entry("topocache", List.of("DIR")),
             Map.entry("dryrun", List.of("", "true", "false", "yes", "no")),
             Map.entry("strict", List.of("", "true", "false", "yes", "no")),
             Map.entry("help", List.of("false")));

@@ -220,4 +220,49 @@ class TopologyTest {
         fail("no plan line\n" + r.describe());
         return null;
     }
+
+    /** The topology line's cache= field of a run. */
+    static String cacheField(ChildResult r) {
+        String topo = r.logLines().stream().filter(l -> l.contains("][numapin] topology ")).findFirst().orElse("");
+        return Lines.fields(topo).getOrDefault("cache", "(no cache field in: " + topo + ")");
+    }
+
+    /**
+     * The topology cache (docs/options.md#topocachedirOff) across JVMs of
+     * this machine: the first discovers the machine and writes the file, the
+     * next reads it and plans and places the same; a file stamped with
+     * another boot is not used, the JVM places as before and the file is
+     * replaced; topocache=off writes nothing.
+     */
+    @Test
+    void theNextJvmReadsTheTopologyTheFirstCached() throws IOException {
+        Path xdg = TestFiles.mkdirs(RunLogs.newRunDir().resolve("xdg"), true);
+        Path dir = xdg.resolve("numapin");
+        ChildResult first = Launch.probe("default:2").env("XDG_RUNTIME_DIR", xdg.toString()).run().assertRan();
+        String c1 = cacheField(first);
+        assertTrue(c1.startsWith("discovered; written to " + dir + "/topology-"), c1 + "\n" + first.describe());
+        Path file = Path.of(c1.substring("discovered; written to ".length()));
+        ChildResult second = Launch.probe("default:2").env("XDG_RUNTIME_DIR", xdg.toString()).run().assertRan();
+        assertEquals("read from " + file, cacheField(second), second.describe());
+        assertEquals(first.placed().stream().map(Placed::cpus).toList(),
+                second.placed().stream().map(Placed::cpus).toList(), "the same placements\n" + second.describe());
+        assertEquals(2, second.placed().size(), second.describe());
+
+        String xml = Files.readString(file, StandardCharsets.UTF_8);
+        Matcher boot = Pattern.compile("name=\"numapin.cache.boot\" value=\"([^\"]*)\"").matcher(xml);
+        assertTrue(boot.find(), "no boot stamp in " + file);
+        Files.writeString(file, xml.replace(boot.group(1), "00000000-0000-0000-0000-000000000000"));
+        ChildResult third = Launch.probe("default:2").env("XDG_RUNTIME_DIR", xdg.toString()).run().assertRan();
+        assertEquals("discovered; the cache " + file + " was made on another boot, so it was not used; replaced",
+                cacheField(third), third.describe());
+        assertEquals(2, third.placed().size(), third.describe());
+        assertEquals(List.of(), third.failureWarnings(), third.describe());
+        assertTrue(Files.readString(file, StandardCharsets.UTF_8).contains(boot.group(1)), "not replaced: " + file);
+
+        Path offXdg = TestFiles.mkdirs(RunLogs.newRunDir().resolve("xdg"), true);
+        ChildResult off = Launch.probe("default:2").options("topocache=off").env("XDG_RUNTIME_DIR", offXdg.toString())
+                .run().assertRan();
+        assertEquals("discovered (topocache=off)", cacheField(off), off.describe());
+        assertTrue(!Files.exists(offXdg.resolve("numapin")), "topocache=off made " + offXdg.resolve("numapin"));
+    }
 }
