@@ -54,7 +54,24 @@ CLI_DEFS := -DNP_VERSION='"$(VERSION)"' $(if $(MULTIARCH),-DNP_MULTIARCH='"$(MUL
 $(CLI_OBJ): CFLAGS += $(CLI_DEFS) -Icli
 $(CLI_OBJ): VERSION
 
-$(B)/libnumapin.so: $(AGENT_OBJ) $(CORE_OBJ)
+# agent/jfr.c's Java half (numapin.agent.JfrEmit), compiled for Java 17
+# and built into the library as bytes (np_jfr_emit_class), which the agent
+# defines in the JVM when a recording runs.
+JFR_EMIT_JAVA := agent/java/numapin/agent/JfrEmit.java
+$(B)/agent/jfr_emit_class.c: $(JFR_EMIT_JAVA) Makefile
+	@mkdir -p $(B)/agent/classes
+	$(JAVA_HOME)/bin/javac --release 17 -Xlint:all -Werror -d $(B)/agent/classes $(JFR_EMIT_JAVA)
+	{ echo '/* Generated from $(JFR_EMIT_JAVA) by make: the class file, as bytes. */'; \
+	  echo 'const unsigned char np_jfr_emit_class[] = {'; \
+	  od -An -v -tx1 $(B)/agent/classes/numapin/agent/JfrEmit.class | \
+	    sed -e 's/^ *//' -e 's/ *$$//' -e 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '};'; \
+	  echo 'const unsigned int np_jfr_emit_class_len = sizeof np_jfr_emit_class;'; } >$@.tmp
+	mv $@.tmp $@
+$(B)/agent/jfr_emit_class.o: $(B)/agent/jfr_emit_class.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/libnumapin.so: $(AGENT_OBJ) $(B)/agent/jfr_emit_class.o $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=agent/exports.map -Wl,-z,defs -o $@ $^ $(LDLIBS)
 
 # The CLI alone reads JSON (numapin report): jansson, never in the agent.

@@ -123,7 +123,9 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
         jvmti_failed(jvmti, "GetThreadInfo", e);
         return;
     }
+    np_jfr_thread_starting(thread);
     hand_name(name, self_tid(jni, thread), true, NP_HOW_START);
+    np_jfr_thread_starting(NULL);
     (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
 }
 

@@ -46,10 +46,17 @@ static char *options_text;  /* the option string, printable ASCII */
 static pid_t (*tid_of)(JNIEnv *, jobject);
 static atomic_bool stopping;
 static np_once warned;
-static _Atomic(jobject) semaphore; /* global: wakes numapin's thread (NodeMemory's period) */
 static long defer_ms;      /* how long numapin's thread waits before it attaches */
-static pthread_mutex_t defer_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t defer_cond = PTHREAD_COND_INITIALIZER; /* np_jfr_stop signals it */
+/* numapin's thread waits on wake_cond (CLOCK_MONOTONIC): woken by a stop,
+ * by placements queued, and by JFR asking for NodeMemory (wake_tick). */
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
+static bool wake_tick;                /* under wake_lock */
+static clockid_t wake_clock = CLOCK_REALTIME; /* wake_cond's, CLOCK_MONOTONIC once set */
+/* The thread whose JVMTI ThreadStart runs on this thread, while it runs
+ * (np_jfr_thread_starting): its placement's `thread` without a call into
+ * Java, which costs a new thread microseconds. */
+static __thread jobject starting;
 
 /* java.base, and jdk.jfr's FlightRecorder: found when the thread starts. */
 static jclass c_object, c_integer, c_long, c_double, c_boolean, c_void, c_string, c_thread, c_thread_group,
@@ -57,7 +64,7 @@ static jclass c_object, c_integer, c_long, c_double, c_boolean, c_void, c_string
     c_method_handle, c_method_handles, c_mh_proxies, c_flight_recorder;
 static jmethodID m_to_string, m_integer_of, m_long_of, m_double_of, m_boolean_of, m_current_thread,
     m_thread_group, m_group_parent, m_group_count, m_group_enumerate, m_list_size, m_list_get,
-    m_as_list, m_sem_new, m_sem_try, m_sem_release, m_sem_drain, m_public_lookup, m_find_virtual,
+    m_as_list, m_sem_new, m_sem_try, m_sem_drain, m_public_lookup, m_find_virtual,
     m_method_type, m_bind_to, m_as_interface, m_is_available, m_is_initialized;
 /* The rest of jdk.jfr: found when JFR is first initialised. */
 static jclass c_recording, c_recording_state, c_event_factory, c_event, c_annotation_element,
@@ -115,7 +122,6 @@ static const struct method_ref base_methods[] = {
     {&m_as_list, &c_arrays, "asList", "([Ljava/lang/Object;)Ljava/util/List;", true},
     {&m_sem_new, &c_semaphore, "<init>", "(I)V", false},
     {&m_sem_try, &c_semaphore, "tryAcquire", "(JLjava/util/concurrent/TimeUnit;)Z", false},
-    {&m_sem_release, &c_semaphore, "release", "()V", false},
     {&m_sem_drain, &c_semaphore, "drainPermits", "()I", false},
     {&m_public_lookup, &c_method_handles, "publicLookup",
      "()Ljava/lang/invoke/MethodHandles$Lookup;", true},
@@ -173,6 +179,16 @@ static const struct method_ref jfr_methods[] = {
     {&m_descriptor_new, &c_value_descriptor, "<init>",
      "(Ljava/lang/Class;Ljava/lang/String;Ljava/util/List;)V", false},
 };
+/* numapin.agent.JfrEmit (agent/java/numapin/agent/JfrEmit.java), defined
+ * from the bytes the build puts here (make: np_jfr_emit_class): commits a
+ * numapin.Placement in one call, and is NodeMemory's periodic hook.  Set
+ * by numapin's thread before the sink first listens; without it numapin
+ * emits no events. */
+extern const unsigned char np_jfr_emit_class[];
+extern const unsigned int np_jfr_emit_class_len;
+static jclass c_emit;
+static jmethodID m_emit_placement, m_emit_ticking;
+
 static const struct field_ref jfr_fields[] = {
     {&o_running, &c_recording_state, "RUNNING", "Ljdk/jfr/RecordingState;"},
 };
@@ -579,8 +595,9 @@ static jobject new_semaphore(JNIEnv *env)
 }
 
 /* Asks JFR to call for the periodic type t at its period: a Runnable that
- * releases t's semaphore. */
-static int add_periodic(JNIEnv *env, struct type *t)
+ * releases t's semaphore, or when `ticking` JfrEmit's, which wakes
+ * numapin's thread (emit_tick). */
+static int add_periodic(JNIEnv *env, struct type *t, bool ticking)
 {
     if ((*env)->PushLocalFrame(env, 16) != 0)
         return ok(env, "PushLocalFrame"), -1;
@@ -589,8 +606,12 @@ static int add_periodic(JNIEnv *env, struct type *t)
     jstring release;
     jclass cls;
     if ((ev = chk(env, (*env)->CallObjectMethod(env, t->factory, m_new_event))) == NULL ||
-        (cls = (*env)->GetObjectClass(env, ev)) == NULL ||
-        (lookup = chk(env, (*env)->CallStaticObjectMethod(env, c_method_handles,
+        (cls = (*env)->GetObjectClass(env, ev)) == NULL)
+        goto out;
+    if (ticking) {
+        if ((hook = chk(env, (*env)->CallStaticObjectMethod(env, c_emit, m_emit_ticking))) == NULL)
+            goto out;
+    } else if ((lookup = chk(env, (*env)->CallStaticObjectMethod(env, c_method_handles,
                                                           m_public_lookup))) == NULL ||
         (mt = chk(env, (*env)->CallStaticObjectMethod(env, c_method_type, m_method_type,
                                                       o_void_type))) == NULL ||
@@ -685,6 +706,112 @@ static struct threads replay;
 
 /* ---------------------------------------------------------------- sink */
 
+/* A numapin.Placement through JfrEmit: the strings made here, the rest
+ * done in Java in one call. */
+static void emit_placement(JNIEnv *env, const union value *v)
+{
+    jstring str[P_COUNT] = {NULL};
+    static const int strings[] = {P_NAME, P_NODES, P_CPUS, P_MEM, P_MEM_ERROR, P_HOW};
+    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++) {
+        int f = strings[i];
+        if (v[f].s != NULL && (str[f] = chk(env, text_string(env, v[f].s))) == NULL) {
+            ok(env, placement_fields[f].name);
+            return;
+        }
+    }
+    (*env)->CallStaticVoidMethod(env, c_emit, m_emit_placement, t_placement.factory, v[P_THREAD].o,
+                                 str[P_NAME], (jlong)v[P_TID].i, (jint)v[P_GROUP].i, str[P_NODES],
+                                 str[P_CPUS], str[P_MEM], str[P_MEM_ERROR], str[P_HOW],
+                                 (jboolean)v[P_VERIFIED].b, (jboolean)v[P_EARLIER].b);
+    ok(env, "JfrEmit.placement");
+    (*env)->ExceptionClear(env); /* nothing is left on the thread */
+}
+
+/* Placements made at a thread's start while a recording runs, waiting for
+ * numapin's thread to commit them: committing on the new thread itself
+ * costs it about 20 us of CPU (its first call into Java and JFR's first
+ * event on it), queueing a copy, a global ref and, when the queue was
+ * empty, one wake of numapin's thread, which commits them at once.  Under
+ * wake_lock. */
+struct pending {
+    struct pending *next;
+    jobject thread;          /* a global ref */
+    union value v[P_COUNT];  /* strings point into text */
+    char text[];
+};
+static struct pending *pending_head, **pending_tail = &pending_head;
+
+/* Queues placement e, made on the calling thread in its ThreadStart.
+ * Returns false when it could not (the caller emits it itself). */
+static bool enqueue(JNIEnv *env, const struct np_placement_event *e)
+{
+    static const int strings[] = {P_NAME, P_NODES, P_CPUS, P_MEM, P_MEM_ERROR, P_HOW};
+    const char *text[P_COUNT] = {NULL};
+    text[P_NAME] = e->name;
+    text[P_NODES] = e->nodes;
+    text[P_CPUS] = e->cpus;
+    text[P_MEM] = e->mem;
+    text[P_MEM_ERROR] = e->mem_error;
+    text[P_HOW] = np_how_name(e->how);
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
+        len += text[strings[i]] != NULL ? strlen(text[strings[i]]) + 1 : 0;
+    struct pending *p = starting != NULL ? malloc(sizeof *p + len) : NULL;
+    if (p == NULL)
+        return false;
+    if ((p->thread = (*env)->NewGlobalRef(env, starting)) == NULL) {
+        ok(env, "NewGlobalRef");
+        free(p);
+        return false;
+    }
+    char *at = p->text;
+    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++) {
+        int f = strings[i];
+        p->v[f].s = NULL;
+        if (text[f] != NULL) {
+            size_t n = strlen(text[f]) + 1;
+            memcpy(at, text[f], n);
+            p->v[f].s = at;
+            at += n;
+        }
+    }
+    p->v[P_THREAD].o = p->thread;
+    p->v[P_TID].i = e->tid;
+    p->v[P_GROUP].i = e->group;
+    p->v[P_VERIFIED].b = e->verified;
+    p->v[P_EARLIER].b = e->earlier;
+    p->next = NULL;
+    pthread_mutex_lock(&wake_lock);
+    if (pending_head == NULL)
+        pthread_cond_broadcast(&wake_cond);
+    *pending_tail = p;
+    pending_tail = &p->next;
+    pthread_mutex_unlock(&wake_lock);
+    return true;
+}
+
+/* Commits the queued placements, on numapin's thread. */
+static void flush(JNIEnv *env)
+{
+    pthread_mutex_lock(&wake_lock);
+    struct pending *p = pending_head;
+    pending_head = NULL;
+    pending_tail = &pending_head;
+    pthread_mutex_unlock(&wake_lock);
+    while (p != NULL) {
+        struct pending *next = p->next;
+        if ((*env)->PushLocalFrame(env, 16) == 0) {
+            emit_placement(env, p->v);
+            (*env)->PopLocalFrame(env, NULL);
+        } else {
+            ok(env, "PushLocalFrame");
+        }
+        (*env)->DeleteGlobalRef(env, p->thread);
+        free(p);
+        p = next;
+    }
+}
+
 /* The calling thread's JNIEnv, when it may call Java now. */
 static JNIEnv *here(void)
 {
@@ -704,10 +831,14 @@ static void tell_placement(struct np_sink *s, const struct np_placement_event *e
         ok(env, "PushLocalFrame");
         return;
     }
+    if (e->live && e->how == NP_HOW_START && !e->earlier && enqueue(env, e)) {
+        (*env)->PopLocalFrame(env, NULL);
+        return;
+    }
     union value v[P_COUNT];
     v[P_THREAD].o = NULL;
     if (e->live && e->how == NP_HOW_START && !e->earlier) {
-        /* Told on the thread itself, at its start. */
+        /* Told on the thread itself, at its start, and not queued. */
         v[P_THREAD].o = chk(env, (*env)->CallStaticObjectMethod(env, c_thread, m_current_thread));
     } else if (e->live && e->earlier) {
         v[P_THREAD].o = threads_find(env, &replay, e->tid);
@@ -729,7 +860,7 @@ static void tell_placement(struct np_sink *s, const struct np_placement_event *e
     v[P_HOW].s = np_how_name(e->how);
     v[P_VERIFIED].b = e->verified;
     v[P_EARLIER].b = e->earlier;
-    emit(env, &t_placement, v);
+    emit_placement(env, v);
     (*env)->PopLocalFrame(env, NULL);
 }
 
@@ -900,6 +1031,48 @@ static bool due(JNIEnv *env, struct type *t)
     return ok(env, "Semaphore.drainPermits");
 }
 
+/* JfrEmit.tick(): JFR asks for NodeMemory (its periodic hook). */
+static void JNICALL emit_tick(JNIEnv *env, jclass k)
+{
+    (void)env;
+    (void)k;
+    pthread_mutex_lock(&wake_lock);
+    wake_tick = true;
+    pthread_cond_broadcast(&wake_cond);
+    pthread_mutex_unlock(&wake_lock);
+}
+
+/* Defines numapin.agent.JfrEmit in the boot loader, where jdk.jfr's
+ * classes are (a class of the boot loader's unnamed module reads every
+ * module), and its native tick().  Returns 0, or -1 with one debug line (a
+ * runtime older than the class file: numapin then emits no events). */
+static int define_emit(JNIEnv *env)
+{
+    jclass k = (*env)->DefineClass(env, "numapin/agent/JfrEmit", NULL,
+                                   (const jbyte *)np_jfr_emit_class, (jsize)np_jfr_emit_class_len);
+    JNINativeMethod tick = {(char *)"tick", (char *)"()V", (void *)emit_tick};
+    jmethodID m = k != NULL ? (*env)->GetStaticMethodID(env, k, "placement",
+                                                        "(Ljdk/jfr/EventFactory;Ljava/lang/Thread;"
+                                                        "Ljava/lang/String;JILjava/lang/String;"
+                                                        "Ljava/lang/String;Ljava/lang/String;"
+                                                        "Ljava/lang/String;Ljava/lang/String;ZZ)V")
+                            : NULL;
+    jmethodID t = m != NULL ? (*env)->GetStaticMethodID(env, k, "ticking", "()Ljava/lang/Runnable;")
+                            : NULL;
+    if (t != NULL && (*env)->RegisterNatives(env, k, &tick, 1) != 0)
+        t = NULL;
+    if ((*env)->ExceptionCheck(env) || t == NULL || (c_emit = (*env)->NewGlobalRef(env, k)) == NULL) {
+        ok(env, "numapin.agent.JfrEmit");
+        np_log(NP_LOG_DEBUG, "JFR: cannot define numapin.agent.JfrEmit in this Java runtime: "
+                             "numapin emits no JFR events");
+        return -1;
+    }
+    m_emit_placement = m;
+    m_emit_ticking = t;
+    (*env)->DeleteLocalRef(env, k);
+    return 0;
+}
+
 /* ------------------------------------------------------------ watching */
 
 static bool defined;     /* the event types exist (numapin's thread only) */
@@ -923,12 +1096,20 @@ static int running(JNIEnv *env, jlong *ids, bool *gave_up)
                 *gave_up = true;
                 return -1;
             }
-        atomic_store(&t_memory.tick, atomic_load(&semaphore));
+        if (define_emit(env) != 0) {
+            *gave_up = true;
+            return -1;
+        }
+        /* NodeMemory is emitted as soon as JFR asks (its period ends at a
+         * recording's end too): its hook wakes numapin's thread.  The
+         * others are looked at whenever the thread wakes. */
         atomic_store(&t_access.tick, new_semaphore(env));
         atomic_store(&t_thread_access.tick, new_semaphore(env));
-        struct type *periodic[] = {&t_memory, &t_access, &t_thread_access};
+        if (add_periodic(env, &t_memory, true) != 0)
+            np_log(NP_LOG_DEBUG, "JFR: %s is not periodic here: no events of it", t_memory.name);
+        struct type *periodic[] = {&t_access, &t_thread_access};
         for (size_t i = 0; i < sizeof periodic / sizeof *periodic; i++)
-            if (atomic_load(&periodic[i]->tick) == NULL || add_periodic(env, periodic[i]) != 0)
+            if (atomic_load(&periodic[i]->tick) == NULL || add_periodic(env, periodic[i], false) != 0)
                 np_log(NP_LOG_DEBUG, "JFR: %s is not periodic here: no events of it",
                        periodic[i]->name);
         defined = true;
@@ -1001,18 +1182,33 @@ static void poll(JNIEnv *env, bool *gave_up)
     (*env)->PopLocalFrame(env, NULL);
 }
 
-/* Waits for the periodic event's call, a stop, or ms milliseconds.
- * Returns true on a call (permits coalesced). */
-static bool wait_for(JNIEnv *env, long ms)
+/* The time ms milliseconds from now on wake_cond's clock. */
+static struct timespec after_ms(long ms)
 {
-    jboolean got = (*env)->CallBooleanMethod(env, semaphore, m_sem_try, (jlong)ms, o_millis);
-    if (!ok(env, "Semaphore.tryAcquire"))
-        return false;
-    if (got) {
-        (*env)->CallIntMethod(env, semaphore, m_sem_drain);
-        ok(env, "Semaphore.drainPermits");
+    struct timespec t;
+    clock_gettime(wake_clock, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (ms % 1000) * 1000000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
     }
-    return got && !atomic_load(&stopping);
+    return t;
+}
+
+/* Waits until placements are queued, JFR asks for NodeMemory, a stop, or
+ * ms milliseconds pass.  Returns true when JFR asked. */
+static bool wait_for(long ms)
+{
+    struct timespec until = after_ms(ms);
+    pthread_mutex_lock(&wake_lock);
+    int e = 0;
+    while (e == 0 && pending_head == NULL && !wake_tick && !atomic_load(&stopping))
+        e = pthread_cond_timedwait(&wake_cond, &wake_lock, &until);
+    bool tick = wake_tick;
+    wake_tick = false;
+    pthread_mutex_unlock(&wake_lock);
+    return tick && !atomic_load(&stopping);
 }
 
 static long ms_since(const struct timespec *t0)
@@ -1039,10 +1235,6 @@ static int setup(JNIEnv *env)
                              "no JFR events");
         return -1;
     }
-    jobject global = new_semaphore(env);
-    if (global == NULL)
-        return -1;
-    atomic_store(&semaphore, global);
     return 0;
 }
 
@@ -1053,19 +1245,12 @@ static bool deferred(void)
 {
     if (defer_ms <= 0)
         return !atomic_load(&stopping);
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += defer_ms / 1000;
-    until.tv_nsec += (defer_ms % 1000) * 1000000;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
-    pthread_mutex_lock(&defer_lock);
+    struct timespec until = after_ms(defer_ms);
+    pthread_mutex_lock(&wake_lock);
     int e = 0;
     while (e == 0 && !atomic_load(&stopping)) /* 0: signalled, or woken for nothing */
-        e = pthread_cond_timedwait(&defer_cond, &defer_lock, &until);
-    pthread_mutex_unlock(&defer_lock);
+        e = pthread_cond_timedwait(&wake_cond, &wake_lock, &until);
+    pthread_mutex_unlock(&wake_lock);
     return !atomic_load(&stopping);
 }
 
@@ -1083,8 +1268,16 @@ static void *watch(void *arg)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     bool gave_up = setup(env) != 0, ticked = false;
+    long polled = -POLL_MS;
     while (!gave_up && !atomic_load(&stopping)) {
-        poll(env, &gave_up);
+        /* Woken for queued placements alone, it commits them; it looks
+         * for recordings at its period, or when JFR asked for NodeMemory. */
+        long now = ms_since(&t0), period = now < FAST_FOR_MS ? POLL_FAST_MS : POLL_MS;
+        if (ticked || now - polled >= period) {
+            poll(env, &gave_up);
+            polled = now;
+        }
+        flush(env);
         if (ticked && defined && nseen > 0)
             node_memory(env);
         if (defined && nseen > 0) {
@@ -1092,8 +1285,10 @@ static void *watch(void *arg)
             if (group || threads)
                 access_locality(env, group, threads);
         }
-        ticked = wait_for(env, ms_since(&t0) < FAST_FOR_MS ? POLL_FAST_MS : POLL_MS);
+        long left = period - (ms_since(&t0) - polled);
+        ticked = wait_for(left > 0 ? left : 1);
     }
+    flush(env);
     np_agent_unlisten(agent);
     (*env)->ExceptionClear(env);
     (*vm)->DetachCurrentThread(vm);
@@ -1128,10 +1323,12 @@ void np_jfr_start(JNIEnv *env, bool at_once)
     int e = pthread_condattr_init(&ca);
     if (e == 0) {
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        e = pthread_cond_init(&defer_cond, &ca);
+        e = pthread_cond_init(&wake_cond, &ca);
         pthread_condattr_destroy(&ca);
     }
-    if (e != 0)
+    if (e == 0)
+        wake_clock = CLOCK_MONOTONIC;
+    else
         defer_ms = 0; /* no monotonic clock to wait on: look at once */
     pthread_t t;
     pthread_attr_t attr;
@@ -1149,16 +1346,17 @@ void np_jfr_start(JNIEnv *env, bool at_once)
 
 void np_jfr_stop(JNIEnv *env)
 {
+    (void)env;
     if (agent == NULL)
         return;
     atomic_store(&stopping, true);
-    pthread_mutex_lock(&defer_lock);
-    pthread_cond_broadcast(&defer_cond);
-    pthread_mutex_unlock(&defer_lock);
+    pthread_mutex_lock(&wake_lock);
+    pthread_cond_broadcast(&wake_cond);
+    pthread_mutex_unlock(&wake_lock);
     np_agent_unlisten(agent);
-    jobject sem = atomic_load(&semaphore);
-    if (sem != NULL && !(*env)->ExceptionCheck(env)) {
-        (*env)->CallVoidMethod(env, sem, m_sem_release);
-        (*env)->ExceptionClear(env);
-    }
+}
+
+void np_jfr_thread_starting(jobject thread)
+{
+    starting = thread;
 }

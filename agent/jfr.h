@@ -2,8 +2,10 @@
  *
  * While a recording runs, numapin's sink (core/np_sink.h) turns what the
  * agent does into events, defined at run time through jdk.jfr.EventFactory
- * and called from JNI: numapin.Placement (each placement: on the placed
- * thread itself at its start), numapin.Plan (once a recording),
+ * and committed from JNI by numapin's thread: numapin.Placement (each
+ * placement; one made at a thread's start is queued there and committed
+ * at once by numapin's thread, through numapin.agent.JfrEmit, a class the
+ * agent defines), numapin.Plan (once a recording),
  * numapin.Advice (each advice line) and the periodic numapin.NodeMemory
  * (the process's resident memory per node, every 10 s unless the
  * recording's settings say otherwise).  Placements made before the
@@ -40,7 +42,12 @@ void np_jfr_init(JavaVM *vm, struct np_agent *a, const char *options,
  * jdk.jfr for numapin. */
 void np_jfr_start(JNIEnv *jni, bool at_once);
 
-/* VMDeath: no more events; the thread ends. */
+/* VMDeath: no more events; the thread ends (committing what is queued). */
 void np_jfr_stop(JNIEnv *jni);
+
+/* JVMTI ThreadStart of `thread`, on the calling thread: its placement's
+ * event names it (thread is valid until the call with NULL, at the
+ * callback's end). */
+void np_jfr_thread_starting(jobject thread);
 
 #endif

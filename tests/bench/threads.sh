@@ -12,7 +12,7 @@
 #
 # Defaults: the JDK of `javac` on PATH, build/libnumapin.so, the floor and
 # the pair agent at bench/libjvmti_floor.so and bench/libjvmti_pair.so in
-# the agent's directory (make bench-threads builds them), 7 rounds, batches
+# the agent's directory (make bench-threads builds them), 11 rounds, batches
 # of 6000 threads, 5 timed batches per JVM after 2000 untimed threads. The
 # target is then judged in pairs: two agents in one JVM take turns
 # (pair_agent.c), blocks of 300 threads under each, N pairs (25) in each
@@ -31,7 +31,7 @@ agent=$root/build/libnumapin.so
 floor=
 pair=
 callback=
-rounds=7
+rounds=11
 threads=6000
 batches=5
 warmup=2000
@@ -87,6 +87,8 @@ trap 'rm -rf "$out"' EXIT
 # that also binds each thread to one CPU); the target itself is judged in
 # the pairs further down.
 rec="-XX:StartFlightRecording:filename=$out/rec.jfr,settings=default"
+jfr_target=0.95
+jfr_spin_us=20 # the JFR section's control: the floor plus this much a thread, with a recording
 configs=(
     "no agent|"
     "JVMTI floor|-agentpath:$floor"
@@ -100,6 +102,8 @@ configs=(
     "numapin, scope=jvm, cpus=core, threads=Bench-*, log=info to a file|-agentpath:$agent=groups=1,scope=jvm,cpus=core,threads=Bench-*,log=info:$out/agent.log"
     "JVMTI floor, each Bench-* thread bound to its CPU|-agentpath:$floor=pin=Bench-"
     "numapin, scope=jvm, threads=Bench-*, log=info to a file, logsync|-agentpath:$agent=groups=1,scope=jvm,threads=Bench-*,log=info:$out/agent.log,logsync"
+    "JVMTI floor, JFR recording|-agentpath:$floor;$rec"
+    "JVMTI floor spinning ${jfr_spin_us} µs a thread, JFR recording|-agentpath:$floor=spin=${jfr_spin_us}000;$rec"
 )
 jvm=(-XX:+UseSerialGC -Xmx64m -cp "$out/classes")
 
@@ -295,8 +299,31 @@ echo "against jfr=off is a throughput ratio of $(ratios rate 4 5 0 | median) and
 echo "thread CPU at run() (medians of the per-round figures). With a recording"
 echo "(\`-XX:StartFlightRecording\`, default settings), numapin adds $(printf '%.1f' "$jfr_rec") µs a placed"
 echo "thread above the recording alone, against $(printf '%.1f' "$numapin_self") µs without one: its"
-echo "numapin.Placement event, made and committed on the thread at its start, costs"
-echo "about $(awk -v a="$jfr_rec" -v b="$numapin_self" 'BEGIN {printf "%.1f", a - b}') µs a thread."
+echo "numapin.Placement event, queued at its start and committed by numapin's JFR"
+echo "thread, costs it about $(awk -v a="$jfr_rec" -v b="$numapin_self" 'BEGIN {printf "%.1f", a - b}') µs."
+echo
+# The JFR target, judged on the per-round throughput ratios with their 90%
+# interval; the control is the floor spinning jfr_spin_us a thread against
+# the floor, both with the recording: resolved when its interval is below 1.
+jfr_line=$(paste -d' ' <(ratios rate 7 6 0) <(ratios rate 13 12 0) | awk -v target="$jfr_target" -f "$here/stats.awk" -f /dev/fd/3 3<<'AWK'
+{ a[NR] = $1; c[NR] = $2 }
+END {
+    r = summary(a, NR); lo_r = ilo; hi_r = ihi
+    k = summary(c, NR); resolved = ihi < 1
+    if (!resolved) v = "not resolved on this run (the control is not)"
+    else if (lo_r >= target) v = "met"
+    else if (hi_r < target) v = "not met"
+    else v = "not shown: the interval holds " target
+    printf "%s|%s|%s|%s\n", r, k, resolved ? "resolved" : "**not resolved**", v
+}
+AWK
+)
+IFS='|' read -r jfr_ratio jfr_control jfr_control_v jfr_verdict <<<"$jfr_line"
+echo "**JFR target: numapin's thread start+join with a recording at least $jfr_target of no"
+echo "agent with the same recording.** Per-round throughput ratio (numapin with the"
+echo "recording over the recording alone), median and 90% interval over $rounds rounds:"
+echo "$jfr_ratio: **$jfr_verdict**. Control, the JVMTI floor spinning $jfr_spin_us µs a"
+echo "thread against the floor, both with the recording: $jfr_control ($jfr_control_v)."
 echo
 echo "Machine: $cpu_model, $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo),"
 echo "Linux $(uname -r); $jver; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."

@@ -116,8 +116,9 @@ class JfrTest {
      * The recording's placements are exactly the log's placed threads whose
      * names start with one of the prefixes: once each, same tid, name,
      * group and CPUs; `earlier` set for the pools placed before the
-     * recording ran, not for those placed while it ran, which have the
-     * placed thread as their event thread; either for the pools of
+     * recording ran, not for those placed while it ran, which numapin's
+     * thread commits ("numapin jfr" their event thread, the placed thread
+     * their thread field); either for the pools of
      * `either` (placed while numapin was noticing the recording). Returns
      * the events.
      */
@@ -153,8 +154,9 @@ class JfrTest {
             assertTrue(e.get("thread").startsWith(Self.q(p.name()) + " "),
                     "the thread field is the placed thread: " + e);
             if (e.get("earlier").equals("false")) {
-                assertTrue(e.get("eventThread").startsWith(Self.q(p.name()) + " "),
-                        "a placement while the recording runs is emitted on the placed thread: " + e);
+                assertTrue(e.get("eventThread").startsWith("\"numapin jfr\" "),
+                        "a placement while the recording runs is queued by the placed thread and "
+                                + "committed by numapin's: " + e);
             }
         }
         assertEquals(want, new TreeSet<>(byTid.keySet()), "the recording's placements are the log's\n" + ctx);
