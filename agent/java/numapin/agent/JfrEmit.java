@@ -22,32 +22,24 @@ final class JfrEmit {
         if (!e.shouldCommit()) {
             return;
         }
-        if (thread != null) {
-            e.set(0, thread);
-        }
-        if (threadName != null) {
-            e.set(1, threadName);
-        }
+        put(e, 0, thread);
+        put(e, 1, threadName);
         e.set(2, osThreadId);
         e.set(3, group);
-        if (nodes != null) {
-            e.set(4, nodes);
-        }
-        if (cpus != null) {
-            e.set(5, cpus);
-        }
-        if (memoryPolicy != null) {
-            e.set(6, memoryPolicy);
-        }
-        if (memoryError != null) {
-            e.set(7, memoryError);
-        }
-        if (how != null) {
-            e.set(8, how);
-        }
+        put(e, 4, nodes);
+        put(e, 5, cpus);
+        put(e, 6, memoryPolicy);
+        put(e, 7, memoryError);
+        put(e, 8, how);
         e.set(9, verified);
         e.set(10, earlier);
         e.commit();
+    }
+
+    private static void put(Event e, int index, Object value) {
+        if (value != null) {
+            e.set(index, value);
+        }
     }
 
     /** The hook of the periodic NodeMemory: wakes the agent's thread, which emits it. */
