@@ -139,7 +139,8 @@ $(B)/bench_callback: tests/bench/bench_callback.c $(CORE_OBJ)
 # start-up with and without it, in pairs beside a control of known cost
 # (tests/bench/startup.sh), then what numapin,
 # taskset, numactl and likwid-pin bind (tests/bench/tools.sh), then Jetty's
-# requests/s under wrk with and without it (tests/bench/servers.sh).
+# and Tomcat's requests/s under wrk with and without it, at saturation and
+# latency at a fixed rate, beside a control (tests/bench/servers.sh).
 bench: all $(B)/bench_plan $(B)/bench_callback
 	NUMAPIN_TOPOLOGIES=$(TOPOLOGIES) bash tests/bench/plan.sh
 	bash tests/bench/threads.sh --agent $(abspath $(B)/libnumapin.so) --jdk $(JDK17) \

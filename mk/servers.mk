@@ -5,9 +5,12 @@
 #    wrk (scripts/install-deps.sh servers) and runs tests/servers/run.sh on
 #    each JDK: every recipe's blocks as they are written, ending with
 #    `servers: N passed, M failed`;
-#  - `make bench` appends requests/s and wrk's latency percentiles with and
-#    without the agent to docs/performance.md (tests/bench/servers.sh);
-#    `make bench-servers` prints the same section only.
+#  - `make bench` appends Jetty's and Tomcat's requests/s at saturation and
+#    wrk's latency percentiles at a fixed rate, with and without the agent,
+#    each ratio with its 90% interval beside a control of known cost, to
+#    docs/performance.md (tests/bench/servers.sh, about 10 minutes);
+#    `make bench-servers` prints the same section only
+#    (`SERVERS_SMOKE=1 make bench-servers`: a quick run that shows it works).
 
 .PHONY: test-servers bench-servers servers-deps
 servers-deps:
