@@ -729,10 +729,9 @@ static void emit_placement(JNIEnv *env, const union value *v)
 
 /* Placements made at a thread's start while a recording runs, waiting for
  * numapin's thread to commit them: committing on the new thread itself
- * costs it about 20 us of CPU (its first call into Java and JFR's first
- * event on it), queueing a copy, a global ref and, when the queue was
- * empty, one wake of numapin's thread, which commits them at once.  Under
- * wake_lock. */
+ * costs it about 20 us of CPU, queueing a copy, a global ref and, when the
+ * queue was empty, one wake of numapin's thread, which commits them at
+ * once.  Under wake_lock. */
 struct pending {
     struct pending *next;
     jobject thread;          /* a global ref */
