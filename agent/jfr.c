@@ -53,10 +53,13 @@ static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
 static bool wake_tick;                /* under wake_lock */
 static clockid_t wake_clock = CLOCK_REALTIME; /* wake_cond's, CLOCK_MONOTONIC once set */
-/* The thread whose JVMTI ThreadStart runs on this thread, while it runs
- * (np_jfr_thread_starting): its placement's `thread` without a call into
- * Java, which costs a new thread microseconds. */
-static __thread jobject starting;
+/* The thread whose JVMTI ThreadStart runs on the calling thread, while it
+ * runs (np_jfr_thread_starting): its placement's `thread` without a call
+ * into Java, which costs a new thread microseconds.  A thread-specific
+ * value rather than a __thread variable, whose use in a library loaded at
+ * run time would make the agent depend on the dynamic loader itself. */
+static pthread_key_t starting_key;
+static bool starting_ok;
 
 /* java.base, and jdk.jfr's FlightRecorder: found when the thread starts. */
 static jclass c_object, c_integer, c_long, c_double, c_boolean, c_void, c_string, c_thread, c_thread_group,
@@ -755,6 +758,7 @@ static bool enqueue(JNIEnv *env, const struct np_placement_event *e)
     size_t len = 0;
     for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
         len += text[strings[i]] != NULL ? strlen(text[strings[i]]) + 1 : 0;
+    jobject starting = starting_ok ? pthread_getspecific(starting_key) : NULL;
     struct pending *p = starting != NULL ? malloc(sizeof *p + len) : NULL;
     if (p == NULL)
         return false;
@@ -1304,6 +1308,7 @@ void np_jfr_init(JavaVM *java_vm, struct np_agent *a, const char *options,
     vm = java_vm;
     agent = a;
     tid_of = thread_tid;
+    starting_ok = pthread_key_create(&starting_key, NULL) == 0;
     options_text = strdup(options != NULL ? options : "");
     for (char *p = options_text; p != NULL && *p; p++)
         if (*p < 0x20 || *p > 0x7e)
@@ -1357,5 +1362,6 @@ void np_jfr_stop(JNIEnv *env)
 
 void np_jfr_thread_starting(jobject thread)
 {
-    starting = thread;
+    if (starting_ok)
+        pthread_setspecific(starting_key, thread);
 }

@@ -299,6 +299,15 @@ static int load_file(struct np_topo *t, int dirfd, const char *name,
     char *xml = np_topocache_read(dirfd, name, &len, why);
     if (xml == NULL)
         return -1;
+    /* hwloc's export ends with its root element closed; a file cut short
+     * (or not hwloc's) is not handed to hwloc's parser, whose error path
+     * leaks what it had built. */
+    static const char end[] = "</topology>\n";
+    if (len < sizeof end || strcmp(xml + len - sizeof end, end) != 0) {
+        free(xml);
+        *why = "is not a whole hwloc XML export (cut short, or another kind of file)";
+        return -1;
+    }
     char err[256];
     int rc = load(t, NULL, NULL, NULL, xml, len, err, sizeof err);
     free(xml);

@@ -52,7 +52,7 @@ probe() {
     # hwloc found the emulated machine itself: no fake topology
     nodes=$(expand "$(cat /sys/devices/system/node/has_cpu)" | wc -w)
     topo=$(grep '\]\[info\]\[numapin\] topology ' "/tmp/$tag.log" 2>/dev/null | head -1)
-    if echo "$topo" | grep -q " nodes=$nodes " && ! echo "$topo" | grep -q 'source="\(synthetic\|.*\.xml"\)'; then
+    if echo "$topo" | grep -q " nodes=$nodes " && ! echo "$topo" | grep -q 'source="\(synthetic\|xml\) '; then
         ok "$tag: agent read the machine: ${topo#*numapin\] }"
     else
         fail "$tag: agent topology line is not this $nodes-node machine: ${topo:-none}"

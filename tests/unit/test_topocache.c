@@ -225,7 +225,7 @@ START_TEST(a_truncated_or_junk_file_is_never_used)
 {
     char *text = valid_file();
     ck_assert_int_eq(truncate(file, (off_t)(strlen(text) / 2)), 0);
-    expect_ignored_then_replaced("cannot be loaded by hwloc", "a truncated file");
+    expect_ignored_then_replaced("is not a whole hwloc XML export", "a truncated file");
     free(text);
     ck_assert_int_eq(t_write_file(file, "", 0), 0);
     ck_assert_int_eq(chmod(file, 0600), 0);
@@ -233,7 +233,12 @@ START_TEST(a_truncated_or_junk_file_is_never_used)
     const char junk[] = "\x7f" "ELF\x02\x01\x01\0\0\0junk";
     ck_assert_int_eq(t_write_file(file, junk, sizeof junk), 0);
     ck_assert_int_eq(chmod(file, 0600), 0);
-    expect_ignored_then_replaced("cannot be loaded by hwloc", "a junk file");
+    expect_ignored_then_replaced("is not a whole hwloc XML export", "a junk file");
+    /* Whole in form but not XML hwloc can read. */
+    const char broken[] = "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object\n</topology>\n";
+    ck_assert_int_eq(t_write_file(file, broken, sizeof broken - 1), 0);
+    ck_assert_int_eq(chmod(file, 0600), 0);
+    expect_ignored_then_replaced("cannot be loaded by hwloc", "XML hwloc cannot read");
 }
 END_TEST
 
