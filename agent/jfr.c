@@ -39,6 +39,7 @@
 #define FAST_FOR_MS 10000
 #define MAX_RECORDINGS 64   /* running recordings told apart; more are all "new" */
 #define DEFER_MS 1000       /* the first look, when no recording starts with the JVM */
+#define GATHER_MS 10        /* how long queued placements wait for more before a commit */
 
 static JavaVM *vm;
 static struct np_agent *agent;
@@ -48,10 +49,11 @@ static atomic_bool stopping;
 static np_once warned;
 static long defer_ms;      /* how long numapin's thread waits before it attaches */
 /* numapin's thread waits on wake_cond (CLOCK_MONOTONIC): woken by a stop,
- * by placements queued, and by JFR asking for NodeMemory (wake_tick). */
+ * by JFR asking for NodeMemory (wake_tick), and by the first placement
+ * queued while it sleeps with none (wake_idle). */
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
-static bool wake_tick;                /* under wake_lock */
+static bool wake_tick, wake_idle;     /* under wake_lock */
 static clockid_t wake_clock = CLOCK_REALTIME; /* wake_cond's, CLOCK_MONOTONIC once set */
 /* The thread whose JVMTI ThreadStart runs on the calling thread, while it
  * runs (np_jfr_thread_starting): its placement's `thread` without a call
@@ -190,7 +192,7 @@ static const struct method_ref jfr_methods[] = {
 extern const unsigned char np_jfr_emit_class[];
 extern const unsigned int np_jfr_emit_class_len;
 static jclass c_emit;
-static jmethodID m_emit_placement, m_emit_ticking;
+static jmethodID m_emit_placement, m_emit_ticking, m_emit_flushing;
 
 static const struct field_ref jfr_fields[] = {
     {&o_running, &c_recording_state, "RUNNING", "Ljdk/jfr/RecordingState;"},
@@ -310,10 +312,13 @@ static const struct field thread_access_fields[T_COUNT] = {
      LONG},
 };
 
+/* Placement's period is a chunk's end only for its hook, which commits
+ * the placements still queued when a recording stops or a chunk ends;
+ * the events themselves are made as threads are placed. */
 static struct type t_placement = {
     "numapin.Placement", "Thread Placement",
     "numapin bound a thread to its group's CPUs (and, at its start, set its memory policy)",
-    NULL, placement_fields, P_COUNT, NULL, NULL};
+    "endChunk", placement_fields, P_COUNT, NULL, NULL};
 static struct type t_plan = {
     "numapin.Plan", "Placement Plan",
     "numapin's plan for this JVM: its group, nodes and CPUs, and the options; once a recording",
@@ -598,9 +603,10 @@ static jobject new_semaphore(JNIEnv *env)
 }
 
 /* Asks JFR to call for the periodic type t at its period: a Runnable that
- * releases t's semaphore, or when `ticking` JfrEmit's, which wakes
- * numapin's thread (emit_tick). */
-static int add_periodic(JNIEnv *env, struct type *t, bool ticking)
+ * releases t's semaphore, or, given `hook_of`, the one that JfrEmit's
+ * static method returns (ticking: wakes numapin's thread, emit_tick;
+ * flushing: commits the queue on JFR's thread, emit_flush). */
+static int add_periodic(JNIEnv *env, struct type *t, jmethodID hook_of)
 {
     if ((*env)->PushLocalFrame(env, 16) != 0)
         return ok(env, "PushLocalFrame"), -1;
@@ -611,8 +617,8 @@ static int add_periodic(JNIEnv *env, struct type *t, bool ticking)
     if ((ev = chk(env, (*env)->CallObjectMethod(env, t->factory, m_new_event))) == NULL ||
         (cls = (*env)->GetObjectClass(env, ev)) == NULL)
         goto out;
-    if (ticking) {
-        if ((hook = chk(env, (*env)->CallStaticObjectMethod(env, c_emit, m_emit_ticking))) == NULL)
+    if (hook_of != NULL) {
+        if ((hook = chk(env, (*env)->CallStaticObjectMethod(env, c_emit, hook_of))) == NULL)
             goto out;
     } else if ((lookup = chk(env, (*env)->CallStaticObjectMethod(env, c_method_handles,
                                                           m_public_lookup))) == NULL ||
@@ -732,9 +738,11 @@ static void emit_placement(JNIEnv *env, const union value *v)
 
 /* Placements made at a thread's start while a recording runs, waiting for
  * numapin's thread to commit them: committing on the new thread itself
- * costs it about 20 us of CPU, queueing a copy, a global ref and, when the
- * queue was empty, one wake of numapin's thread, which commits them at
- * once.  Under wake_lock. */
+ * costs it about 20 us of CPU, queueing a copy and a global ref.  The
+ * first placement queued while numapin's thread sleeps with none wakes
+ * it; it then lets placements gather for GATHER_MS, unwoken, and commits
+ * them together, so that a stream of thread starts costs one wake-up
+ * every GATHER_MS, not one each.  Under wake_lock. */
 struct pending {
     struct pending *next;
     jobject thread;          /* a global ref */
@@ -785,7 +793,7 @@ static bool enqueue(JNIEnv *env, const struct np_placement_event *e)
     p->v[P_EARLIER].b = e->earlier;
     p->next = NULL;
     pthread_mutex_lock(&wake_lock);
-    if (pending_head == NULL)
+    if (wake_idle && pending_head == NULL)
         pthread_cond_broadcast(&wake_cond);
     *pending_tail = p;
     pending_tail = &p->next;
@@ -793,7 +801,13 @@ static bool enqueue(JNIEnv *env, const struct np_placement_event *e)
     return true;
 }
 
-/* Commits the queued placements, on numapin's thread. */
+/* Held while numapin's thread commits placements it took off the queue,
+ * so that a chunk's end (emit_flush) waits for them to be in the chunk. */
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+#define FLUSH_WAIT_MS 200   /* the longest a chunk's end waits for them */
+
+/* Commits the queued placements: on numapin's thread, or on JFR's at a
+ * chunk's end. */
 static void flush(JNIEnv *env)
 {
     pthread_mutex_lock(&wake_lock);
@@ -843,8 +857,10 @@ static void tell_placement(struct np_sink *s, const struct np_placement_event *e
     if (e->live && e->how == NP_HOW_START && !e->earlier) {
         /* Told on the thread itself, at its start, and not queued. */
         v[P_THREAD].o = chk(env, (*env)->CallStaticObjectMethod(env, c_thread, m_current_thread));
-    } else if (e->live && e->earlier) {
-        v[P_THREAD].o = threads_find(env, &replay, e->tid);
+    } else if (e->live && e->earlier &&
+               (v[P_THREAD].o = threads_find(env, &replay, e->tid)) != NULL) {
+        /* Listed before the earlier placements were told; a thread that
+         * was still starting then (no OS thread yet) is looked for again. */
     } else if (e->live) {
         struct threads t;
         if (threads_list(env, &t) == 0) {
@@ -1045,6 +1061,28 @@ static void JNICALL emit_tick(JNIEnv *env, jclass k)
     pthread_mutex_unlock(&wake_lock);
 }
 
+static void flush(JNIEnv *env);
+
+/* JfrEmit.flush(): a chunk ends (a recording stops, or JFR starts a new
+ * chunk): the placements queued are committed now, on JFR's thread, so
+ * that the chunk holds them, after those numapin's thread is committing
+ * (waited for FLUSH_WAIT_MS at most: a chunk's end never hangs on it). */
+static void JNICALL emit_flush(JNIEnv *env, jclass k)
+{
+    (void)k;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += FLUSH_WAIT_MS * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    bool held = pthread_mutex_timedlock(&flush_lock, &until) == 0;
+    flush(env);
+    if (held)
+        pthread_mutex_unlock(&flush_lock);
+}
+
 /* Defines numapin.agent.JfrEmit in the boot loader, where jdk.jfr's
  * classes are (a class of the boot loader's unnamed module reads every
  * module), and its native tick().  Returns 0, or -1 with one debug line (a
@@ -1053,7 +1091,8 @@ static int define_emit(JNIEnv *env)
 {
     jclass k = (*env)->DefineClass(env, "numapin/agent/JfrEmit", NULL,
                                    (const jbyte *)np_jfr_emit_class, (jsize)np_jfr_emit_class_len);
-    JNINativeMethod tick = {(char *)"tick", (char *)"()V", (void *)emit_tick};
+    JNINativeMethod natives[] = {{(char *)"tick", (char *)"()V", (void *)emit_tick},
+                                 {(char *)"flush", (char *)"()V", (void *)emit_flush}};
     jmethodID m = k != NULL ? (*env)->GetStaticMethodID(env, k, "placement",
                                                         "(Ljdk/jfr/EventFactory;Ljava/lang/Thread;"
                                                         "Ljava/lang/String;JILjava/lang/String;"
@@ -1062,9 +1101,11 @@ static int define_emit(JNIEnv *env)
                             : NULL;
     jmethodID t = m != NULL ? (*env)->GetStaticMethodID(env, k, "ticking", "()Ljava/lang/Runnable;")
                             : NULL;
-    if (t != NULL && (*env)->RegisterNatives(env, k, &tick, 1) != 0)
-        t = NULL;
-    if ((*env)->ExceptionCheck(env) || t == NULL || (c_emit = (*env)->NewGlobalRef(env, k)) == NULL) {
+    jmethodID f = t != NULL ? (*env)->GetStaticMethodID(env, k, "flushing", "()Ljava/lang/Runnable;")
+                            : NULL;
+    if (f != NULL && (*env)->RegisterNatives(env, k, natives, 2) != 0)
+        f = NULL;
+    if ((*env)->ExceptionCheck(env) || f == NULL || (c_emit = (*env)->NewGlobalRef(env, k)) == NULL) {
         ok(env, "numapin.agent.JfrEmit");
         np_log(NP_LOG_DEBUG, "JFR: cannot define numapin.agent.JfrEmit in this Java runtime: "
                              "numapin emits no JFR events");
@@ -1072,6 +1113,7 @@ static int define_emit(JNIEnv *env)
     }
     m_emit_placement = m;
     m_emit_ticking = t;
+    m_emit_flushing = f;
     (*env)->DeleteLocalRef(env, k);
     return 0;
 }
@@ -1108,11 +1150,14 @@ static int running(JNIEnv *env, jlong *ids, bool *gave_up)
          * others are looked at whenever the thread wakes. */
         atomic_store(&t_access.tick, new_semaphore(env));
         atomic_store(&t_thread_access.tick, new_semaphore(env));
-        if (add_periodic(env, &t_memory, true) != 0)
+        if (add_periodic(env, &t_memory, m_emit_ticking) != 0)
             np_log(NP_LOG_DEBUG, "JFR: %s is not periodic here: no events of it", t_memory.name);
+        if (add_periodic(env, &t_placement, m_emit_flushing) != 0)
+            np_log(NP_LOG_DEBUG, "JFR: no hook at a chunk's end: a recording that stops may miss "
+                                 "the placements of its last %d ms", GATHER_MS);
         struct type *periodic[] = {&t_access, &t_thread_access};
         for (size_t i = 0; i < sizeof periodic / sizeof *periodic; i++)
-            if (atomic_load(&periodic[i]->tick) == NULL || add_periodic(env, periodic[i], false) != 0)
+            if (atomic_load(&periodic[i]->tick) == NULL || add_periodic(env, periodic[i], NULL) != 0)
                 np_log(NP_LOG_DEBUG, "JFR: %s is not periodic here: no events of it",
                        periodic[i]->name);
         defined = true;
@@ -1199,15 +1244,26 @@ static struct timespec after_ms(long ms)
     return t;
 }
 
-/* Waits until placements are queued, JFR asks for NodeMemory, a stop, or
- * ms milliseconds pass.  Returns true when JFR asked. */
+/* Waits until JFR asks for NodeMemory, a stop, or ms milliseconds pass;
+ * placements queued end the wait GATHER_MS after the first.  Returns
+ * true when JFR asked. */
 static bool wait_for(long ms)
 {
-    struct timespec until = after_ms(ms);
     pthread_mutex_lock(&wake_lock);
     int e = 0;
-    while (e == 0 && pending_head == NULL && !wake_tick && !atomic_load(&stopping))
-        e = pthread_cond_timedwait(&wake_cond, &wake_lock, &until);
+    if (pending_head == NULL) {
+        struct timespec until = after_ms(ms);
+        wake_idle = true;
+        while (e == 0 && pending_head == NULL && !wake_tick && !atomic_load(&stopping))
+            e = pthread_cond_timedwait(&wake_cond, &wake_lock, &until);
+        wake_idle = false;
+    }
+    if (pending_head != NULL) {
+        struct timespec until = after_ms(GATHER_MS < ms ? GATHER_MS : ms);
+        e = 0;
+        while (e == 0 && !wake_tick && !atomic_load(&stopping))
+            e = pthread_cond_timedwait(&wake_cond, &wake_lock, &until);
+    }
     bool tick = wake_tick;
     wake_tick = false;
     pthread_mutex_unlock(&wake_lock);
@@ -1280,7 +1336,9 @@ static void *watch(void *arg)
             poll(env, &gave_up);
             polled = now;
         }
+        pthread_mutex_lock(&flush_lock);
         flush(env);
+        pthread_mutex_unlock(&flush_lock);
         if (ticked && defined && nseen > 0)
             node_memory(env);
         if (defined && nseen > 0) {

@@ -46,8 +46,8 @@ int np_agent_place_jvm(struct np_agent *a, const struct np_targets *g, const str
          * theirs too. */
         np_once_level(&a->warned_mem, NP_LOG_WARNING);
         (a->opt.strict ? np_log_fatal : np_log_warning)(
-            "scope=jvm: cannot set memory policy %s for the JVM: %s (%s)%s", mem, strerror(e),
-            np_errno_name(e),
+            "scope=jvm: cannot set memory policy %s for the JVM: %s (%s)%s%s", mem, strerror(e),
+            np_errno_name(e), r.mem_errno != 0 ? np_mem_refused_hint(e) : "",
             a->opt.strict ? " (strict: the JVM does not start)"
                           : "; it runs on the group's CPUs, its memory where the kernel puts it");
         rc = -1;

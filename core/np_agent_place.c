@@ -391,10 +391,10 @@ void np_agent_thread_start(struct np_agent *a, const char *name, const char *esc
     }
     if (r.mem_errno != 0)
         np_log(np_once_level(&a->warned_mem, NP_LOG_WARNING),
-               "cannot set memory policy %s for %s tid=%d: %s (%s); placed threads keep their CPUs "
-               "and their previous memory policy (repeats are logged at debug level)",
+               "cannot set memory policy %s for %s tid=%d: %s (%s)%s; placed threads keep their "
+               "CPUs and their previous memory policy (repeats are logged at debug level)",
                t->mem_str, quoted(qname, sizeof qname, name), (int)tid, strerror(r.mem_errno),
-               np_errno_name(r.mem_errno));
+               np_errno_name(r.mem_errno), np_mem_refused_hint(r.mem_errno));
     else if (!verified)
         np_log(np_once_level(&a->warned_verify, NP_LOG_WARNING),
                "%s tid=%d reads back cpus=%s mem=%s, not the planned cpus=%s mem=%s",

@@ -47,7 +47,7 @@ static int probe(struct np_agent *a, const struct np_target *t, char *err, size_
                  t->mem == NP_MEM_BALANCING && r.mem_errno == EINVAL
                      ? "; mem=balancing needs Linux 5.12 or later (MPOL_F_NUMA_BALANCING): use "
                        "mem=bind"
-                     : "");
+                     : np_mem_refused_hint(r.mem_errno));
         rc = -1;
     } else if (!r.cpu_ok || !r.mem_ok) {
         np_cpulist(want, sizeof want, t->cpus);

@@ -494,3 +494,11 @@ void np_mem_actual_str(char *buf, size_t len, const struct np_actual *a)
 {
     policy_str(buf, len, a->mem_mode < 0 ? -1 : a->mem_mode | a->mem_flags, a->mem_nodes);
 }
+
+const char *np_mem_refused_hint(int e)
+{
+    return e == EPERM ? "; a seccomp filter refuses set_mempolicy: Docker's default profile allows "
+                        "it only with CAP_SYS_NICE (docker run --cap-add SYS_NICE, or in Kubernetes "
+                        "securityContext.capabilities.add: [\"SYS_NICE\"])"
+                      : "";
+}

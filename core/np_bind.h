@@ -135,4 +135,10 @@ void np_mem_target_str(char *buf, size_t len, const struct np_target *t);
 /* The same for a policy read back. */
 void np_mem_actual_str(char *buf, size_t len, const struct np_actual *a);
 
+/* What to add to a message saying the kernel refused a memory policy with
+ * error e: for EPERM, which set_mempolicy returns only when a seccomp
+ * filter (a container runtime's default profile) or a security module
+ * refuses the call, the fix; "" otherwise. */
+const char *np_mem_refused_hint(int e);
+
 #endif

@@ -49,4 +49,16 @@ final class JfrEmit {
 
     /** Registered by the agent (emit_tick in agent/jfr.c). */
     private static native void tick();
+
+    /**
+     * The hook of numapin.Placement, whose period is the end of each chunk:
+     * commits the placements still queued, on the thread that ends the
+     * chunk, so that a recording that stops holds them all.
+     */
+    static Runnable flushing() {
+        return JfrEmit::flush;
+    }
+
+    /** Registered by the agent (emit_flush in agent/jfr.c). */
+    private static native void flush();
 }

@@ -154,7 +154,9 @@ class JfrTest {
             assertTrue(e.get("thread").startsWith(Self.q(p.name()) + " "),
                     "the thread field is the placed thread: " + e);
             if (e.get("earlier").equals("false")) {
-                assertTrue(e.get("eventThread").startsWith("\"numapin jfr\" "),
+                // Committed by numapin's thread, or by JFR's own where a
+                // chunk ended first (the recording's stop, at exit).
+                assertTrue(e.get("eventThread").matches("\"(numapin jfr|JFR [^\"]*|Attach Listener)\" .*"),
                         "a placement while the recording runs is queued by the placed thread and "
                                 + "committed by numapin's: " + e);
             }
@@ -269,6 +271,34 @@ class JfrTest {
         assertEquals(List.of(), events(recording, "numapin.ThreadAccess"), "nothing sampled, no thread's events");
         assertTrue(summary.matches("(?s).*\\n numapin\\.ThreadAccess\\s+0\\s.*"),
                 "jfr summary lists numapin.ThreadAccess, with no event:\n" + summary);
+    }
+
+    /**
+     * Threads placed in the moment before the JVM exits, while their events
+     * still wait on numapin's queue, are in the recording written at exit:
+     * the end of its last chunk commits them.
+     */
+    @Test
+    void placementsJustBeforeExitAreInTheRecording() throws IOException {
+        Path recording = dir.resolve("exit.jfr");
+        Launch.Running run = Launch.program("Phases", dir.toString(), "1", "2").fakeTwoNodes()
+                .options("group=1,groups=2,mem=none,log=debug")
+                .jvmArg("-XX:StartFlightRecording:filename=" + recording + ",settings=" + settings())
+                .start();
+        try {
+            run.awaitLine(Pattern.compile("phase-ready 1 .*"));
+            run.awaitLine(Pattern.compile(".*\\[numapin\\] JFR: recordings \\S+ run: .*"));
+            // Pool 2 is placed and the JVM exits at once after.
+            Files.createFile(dir.resolve("go-2"));
+            Files.createFile(dir.resolve("go-1"));
+        } finally {
+            if (!Files.exists(dir.resolve("go-1"))) {
+                run.kill();
+            }
+        }
+        ChildResult r = run.finish().assertExit(0);
+        assertEquals(3, placedByTid(r).size(), "placed lines\n" + r.describe());
+        assertPlacements(recording, r, List.of(), List.of("ForkJoinPool-2-"), List.of("ForkJoinPool-1-"));
     }
 
     /** jcmd, on this JDK, against a running child: exit status 0. */
