@@ -47,7 +47,7 @@ sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
         pass += n - f - e; fail += f + e }
     /tests successful/ { match($0, /[0-9]+ tests successful/); pass += substr($0, RSTART, RLENGTH) + 0 }
     /tests failed/ { match($0, /[0-9]+ tests failed/); fail += substr($0, RSTART, RLENGTH) + 0 }
-    /^(qemu-numa|test-deb|servers): [0-9]+ passed, [0-9]+ failed$/ { pass += $2; fail += $4 }
+    /^(qemu-numa|test-deb|servers|containers): [0-9]+ passed, [0-9]+ failed$/ { pass += $2; fail += $4 }
     END { printf "tests: %d passed, %d failed\n", pass, fail }'
 if [ $status -ne 0 ]; then
     echo "build.sh: some test suites failed (see above)" >&2

@@ -30,6 +30,13 @@ declare -A sets=(
     # catalina.sh, Netty 4.1; curl, ss and pgrep drive them.
     [servers]="libjetty9-java libservlet-api-java tomcat10-common libtomcat10-java libnetty-java
                wrk curl iproute2 procps"
+    # numapin in containers made by real OCI runtimes (mk/containers.mk:
+    # make test-containers): runc as containerd drives it, podman (with
+    # runc; crun, podman's default, comes with it), the default seccomp
+    # profiles of podman (containers-common, podman's dependency) and of
+    # Docker (golang-github-docker-docker-dev ships moby's
+    # profiles/seccomp/default.json); jq writes the bundles' config.json.
+    [containers]="runc podman crun golang-github-docker-docker-dev jq libhdrhistogram-java"
     # A JDK 17 with jvmti.h, where none is installed.
     [jdk]="openjdk-17-jdk-headless"
 )
