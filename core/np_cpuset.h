@@ -19,11 +19,20 @@
  * Linux 6.2 it sets every task of the cgroup to the new cpuset, forgetting
  * a thread's own sched_setaffinity; later kernels keep the requested mask
  * (intersected with the cpuset, or the cpuset when that is empty).  Either
- * way the allowed set read here is the cpuset itself. */
+ * way the allowed set read here is the cpuset itself.
+ *
+ * hwloc finds the cpuset at the path /proc/self/cgroup names under the
+ * cgroup file system's mount point.  A container on cgroup v1 without a
+ * cgroup namespace of its own (containerd's and Docker's default there)
+ * has its own cgroup's directory mounted at that point, and
+ * /proc/self/cgroup names the host's path, which is not under it: hwloc
+ * then sees no cpuset.  The watch reads the effective CPUs at the mount's
+ * root instead in that case, as the JDK's container support does. */
 #ifndef NP_CPUSET_H
 #define NP_CPUSET_H
 
 #include <hwloc.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct np_cpuset;
@@ -37,5 +46,16 @@ struct np_cpuset *np_cpuset_open(char *err, size_t errlen);
 int np_cpuset_read(struct np_cpuset *w, hwloc_bitmap_t out);
 
 void np_cpuset_close(struct np_cpuset *w);
+
+/* True when w reads the cpuset at its mount's root (above), where hwloc's
+ * topology saw no restriction. */
+bool np_cpuset_from_root(const struct np_cpuset *w);
+
+/* The file at the root of the cpuset's cgroup mount, from a mount table
+ * (mounts, as /proc/self/mounts) and a cgroup list (cgroup, as
+ * /proc/self/cgroup), when the process's cgroup path is not under the
+ * mount: into out, returning 1.  Returns 0 when it is (hwloc reads it),
+ * or when no cpuset is mounted, or the root has no such file. */
+int np_cpuset_root_file(const char *mounts, const char *cgroup, char *out, size_t len);
 
 #endif

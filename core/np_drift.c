@@ -43,7 +43,8 @@ void np_drift_free(struct np_drift *d)
 
 /* The rescan thread's state: the watch, the cpuset the start-up plan was
  * made on, and the start-up binding if narrower.  On this machine's own
- * topology hwloc read the cpuset at load, so that is the start, and the
+ * topology hwloc read the cpuset at load (unless the watch reads it at the
+ * cgroup mount's root, np_cpuset.h), so that is the start, and the
  * state is made at the first check (the watch's topology costs nothing at
  * start-up then).  A fake topology (HWLOC_SYNTHETIC, HWLOC_XMLFILE) was not
  * restricted by the cgroup at load: the cpuset is read at start-up
@@ -63,7 +64,7 @@ static struct np_drift *state(struct np_agent *a)
     if ((d->watch = np_cpuset_open(err, sizeof err)) == NULL) {
         np_log(np_once_level(&d->warned_watch, NP_LOG_DEBUG),
                "cannot watch the cpuset (%s): a change of it is not followed", err);
-    } else if (strcmp(a->topo.source, "this system") == 0) {
+    } else if (strcmp(a->topo.source, "this system") == 0 && !np_cpuset_from_root(d->watch)) {
         hwloc_bitmap_copy(d->last, hwloc_topology_get_allowed_cpuset(a->topo.topology));
     } else if (np_cpuset_read(d->watch, d->last) != 0) {
         np_cpuset_close(d->watch);

@@ -47,6 +47,7 @@ Suite *access_suite(void);
 Suite *text_suite(void);
 Suite *json_suite(void);
 Suite *topocache_suite(void);
+Suite *cpuset_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);
