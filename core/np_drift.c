@@ -192,8 +192,10 @@ static void log_replan(struct np_agent *a, const struct np_targets *t, const str
     if (was != NULL && a->opt.mem != NP_MEM_NONE && !hwloc_bitmap_isequal(was->mem_nodes, t->mem_nodes))
         np_log(NP_LOG_WARNING,
                "group %d moved from node %s to node %s: threads placed before keep their memory "
-               "policy %s%s, and memory already allocated stays where it is (Linux lets only a "
-               "thread itself change its policy); threads started from now get %s",
+               "policy %s%s (Linux lets only a thread itself change its policy), and numapin "
+               "moves no memory already allocated (the kernel does when the cpuset's memory "
+               "nodes changed: always on cgroup v2, with cpuset.memory_migrate on v1); threads "
+               "started from now get %s",
                a->opt.group, was->node_list, t->node_list, was->mem_str,
                a->opt.scope == NP_SCOPE_JVM ? ", as do the JVM's own threads and its heap" : "",
                t->mem_str);

@@ -64,7 +64,7 @@ n3_smp="6,sockets=1,cores=6,threads=1"
 n3_nodes="0-1 2-3 4-5"
 n3_mem_mb=1024
 n3_dist="0,1,21 1,2,21 0,2,31"
-n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-access-sampled n3-cpu-offline n3-multijvm n3-heap n3-heap-attach n3-java-flags"
+n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-access-sampled n3-cpu-offline n3-multijvm n3-heap n3-heap-attach n3-java-flags n3-runc n3-runc-auto"
 n3_timeout=720
 # h3: n3 with 2 GiB a node and a 1 GiB huge page reserved at boot on node 1,
 # for the heaps benchmark engineers tune (huge pages, THP, ZGC, Shenandoah)
@@ -162,6 +162,8 @@ fetch_deb() {
 }
 
 need_pkgs qemu
+# runc, for n3-runc's containers (Debian's runc package, in the qemu set)
+RUNC=$(command -v runc) || die "no runc after installing the qemu set"
 
 # ---- kernel: Debian's current one, unpacked to an uncompressed vmlinux ------
 
@@ -330,6 +332,9 @@ cp "$CLI" "$R/numapin/numapin"
 cp -r "$B"/classes/. "$R/tests/"
 cp "$HDR" "$R/tests/hdrhistogram.jar"
 cp /usr/bin/lstopo-no-graphics /usr/bin/numactl "$R/usr/bin/"
+# runc (with libseccomp, gathered below): n3-runc runs a JVM in a container
+# it makes, as containerd has it do
+cp "$RUNC" "$R/usr/sbin/runc"
 if declare -F extend_root >/dev/null; then extend_root "$R"; fi
 
 # Shared libraries of every ELF file in the guest, at the paths the host's

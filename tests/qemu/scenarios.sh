@@ -1011,6 +1011,308 @@ scenario_n2_two_pods() {
     cpuset_rm np-p1
     verdict
 }
+# ---- a JVM in a container made by runc (cgroup v2, as containerd makes it) ----
+
+# An OCI bundle as containerd would hand runc: the guest's /usr, /lib*,
+# /bin, /sbin, the JDK runtime, the agent and the test classes bind-mounted
+# read-only into an empty rootfs, its own PID, mount, network, UTS, IPC and
+# cgroup namespaces (cgroup v2 mounted inside at /sys/fs/cgroup, its root
+# the container's cgroup), Docker's default capabilities, a cpuset.
+# The guest's root is the initramfs, where pivot_root(2) fails (EINVAL):
+# runc runs with --no-pivot (containerd's no_pivot option), as it must on
+# a ramdisk.
+CT=/tmp/ct
+CAPS='"CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FSETID","CAP_FOWNER","CAP_MKNOD","CAP_NET_RAW","CAP_SETGID","CAP_SETUID","CAP_SETFCAP","CAP_SETPCAP","CAP_NET_BIND_SERVICE","CAP_SYS_CHROOT","CAP_KILL","CAP_AUDIT_WRITE"'
+
+# ct_rootfs: the rootfs the containers share: mount points only
+ct_rootfs() {
+    rm -rf $CT
+    mkdir -p $CT/rootfs/proc $CT/rootfs/sys $CT/rootfs/dev $CT/rootfs/tmp $CT/rootfs/probe $CT/rootfs/run/numapin $CT/rootfs/etc
+    for d in /usr /bin /sbin /lib /lib64 /jdk /numapin /tests; do
+        [ -d $d ] && mkdir -p $CT/rootfs$d
+    done
+}
+
+# ct_bundle NAME CPUS MEMS ARGS_JSON [MOUNTS_JSON]: $CT/NAME/config.json
+# (rootfs $CT/rootfs, /probe = $CT/NAME/probe, read-write)
+ct_bundle() {
+    b=$CT/$1
+    mkdir -p $b/probe
+    binds=
+    for d in /usr /bin /sbin /lib /lib64 /jdk /numapin /tests; do
+        [ -d $d ] && binds="$binds{\"destination\":\"$d\",\"type\":\"bind\",\"source\":\"$d\",\"options\":[\"rbind\",\"ro\"]},"
+    done
+    cat >$b/config.json <<JSON
+{
+  "ociVersion": "1.0.2-dev",
+  "process": {
+    "terminal": false,
+    "user": {"uid": 0, "gid": 0},
+    "args": $4,
+    "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"],
+    "cwd": "/",
+    "capabilities": {"bounding": [$CAPS], "effective": [$CAPS], "permitted": [$CAPS]},
+    "noNewPrivileges": true
+  },
+  "root": {"path": "$CT/rootfs", "readonly": true},
+  "hostname": "ct-$1",
+  "mounts": [
+    {"destination": "/proc", "type": "proc", "source": "proc"},
+    {"destination": "/dev", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "strictatime", "mode=755", "size=65536k"]},
+    {"destination": "/sys", "type": "sysfs", "source": "sysfs", "options": ["nosuid", "noexec", "nodev", "ro"]},
+    {"destination": "/sys/fs/cgroup", "type": "cgroup", "source": "cgroup", "options": ["nosuid", "noexec", "nodev", "relatime", "ro"]},
+    {"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": ["nosuid", "nodev", "mode=1777"]},
+    $binds
+    ${5:+$5,}
+    {"destination": "/probe", "type": "bind", "source": "$b/probe", "options": ["rbind", "rw"]}
+  ],
+  "linux": {
+    "resources": {"cpu": {"cpus": "$2", "mems": "$3"}},
+    "cgroupsPath": "/np-ct-$1",
+    "namespaces": [{"type": "pid"}, {"type": "network"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}, {"type": "cgroup"}]
+  }
+}
+JSON
+}
+
+# ct_run NAME: runc run -d (in the background, as containerd's shim), its
+# output in $CT/NAME/out.log, the JVM's pid (in the guest) in $CT/NAME/pid
+ct_run() {
+    timeout 60 runc run -d --no-pivot --pid-file $CT/$1/pid --bundle $CT/$1 np-$1 \
+        >$CT/$1/out.log 2>&1 </dev/null ||
+        { fail "$1: runc run failed: $(cat $CT/$1/out.log)"; return 1; }
+    ok "$1: runc run -d: container np-$1, JVM pid $(cat $CT/$1/pid) in the guest"
+}
+
+# ct_await NAME REGEX [SECONDS]: until the container's output has a line matching
+ct_await() {
+    i=0
+    while ! grep -q -- "$2" $CT/$1/out.log 2>/dev/null && [ $i -lt $((${3:-90} * 10)) ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    grep -q -- "$2" $CT/$1/out.log
+}
+
+# ct_stop NAME: the stop file, the container awaited (30 s), deleted
+ct_stop() {
+    touch $CT/$1/probe/stop
+    i=0
+    while [ "$(runc state np-$1 2>/dev/null | grep -o '"status": *"[a-z]*"' | grep -o '[a-z]*"$')" = 'running"' ] && [ $i -lt 300 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    runc delete -f np-$1 >/dev/null 2>&1
+}
+
+# guest_tid PID NSTID: the guest's id of the thread whose id in the
+# container's PID namespace is NSTID
+guest_tid() {
+    for t in /proc/$1/task/*; do
+        [ "$(awk '/^NSpid:/ {print $NF}' $t/status 2>/dev/null)" = "$2" ] && { echo ${t##*/}; return 0; }
+    done
+    return 1
+}
+
+# all_threads_on PID CPUS: every thread of the process may run on CPUS only
+# (its variables: at_*, as every function's here are global)
+all_threads_on() {
+    at_bad=
+    for at_t in /proc/$1/task/*; do
+        at_c=$(tid_cpus $1 ${at_t##*/})
+        [ "$at_c" = "$2" ] || at_bad="$at_bad ${at_t##*/}:$at_c"
+    done
+    at_n=$(ls /proc/$1/task | wc -l)
+    if [ -z "$at_bad" ]; then ok "$3: all $at_n threads of the JVM on CPUs $2"; else fail "$3: threads of the JVM not on CPUs $2:$at_bad"; fi
+}
+
+# ct_tasks_on PID CPUS DESC: waits (30 s) until every thread is on CPUS
+ct_tasks_on() {
+    ct_i=0
+    while [ $ct_i -lt 300 ]; do
+        ct_bad=
+        for ct_t in /proc/$1/task/*; do [ "$(tid_cpus $1 ${ct_t##*/})" = "$2" ] || ct_bad=1; done
+        [ -z "$ct_bad" ] && break
+        sleep 0.1
+        ct_i=$((ct_i + 1))
+    done
+    all_threads_on "$1" "$2" "$3"
+}
+
+RUNC_JAVA='"/jdk/bin/java", "-Xint", "-XX:+UseSerialGC", "-Xms16m", "-Xmx64m", "-XX:-UsePerfData"'
+
+# A JVM in a container made by runc, its cpuset node 0 (CPUs 0-1, memory
+# 0): numapin plans on that cpuset (group 0 of 1), places the fork-join
+# workers and the whole JVM there, memory preferred on node 0. Then
+# `runc update --cpuset-cpus 2-3 --cpuset-mems 1` moves the container to
+# node 1 (this kernel resets every thread's CPUs to 2-3 and rebinds their
+# policies): numapin re-plans within its rescan period, re-places the
+# workers and the whole JVM on 2-3, and new fork-join workers get node 1's
+# policy and their pages there.
+scenario_n3_runc() {
+    tag=runc-move
+    command -v runc >/dev/null || { fail "no runc in the guest"; return 1; }
+    echo "runc: $(runc --version | head -1)"
+    cgroup2 || return 1
+    ct_rootfs
+    ct_bundle $tag 0-1 0 "[$RUNC_JAVA, \"-agentpath:$AGENT=scope=jvm,rescan=500,log=info:/probe/np.log\", \"-cp\", \"/tests\", \"RuncProbe\", \"2\", \"/probe/stop\", \"/probe/move\", \"200\"]"
+    echo "--- $tag: config.json"
+    cat $CT/$tag/config.json
+    ct_run $tag || return 1
+    pid=$(cat $CT/$tag/pid)
+    log=$CT/$tag/probe/np.log
+    if ct_await $tag '^ready pid=' 120; then ok "$tag: the JVM started its workers"; else
+        fail "$tag: the JVM never got ready"; cat $CT/$tag/out.log; cat $log; runc delete -f np-$tag; return 1; fi
+    cg=$(cat /proc/$pid/cgroup)
+    same "$tag: the JVM's cgroup, seen from the guest" "$cg" "0::/np-ct-$tag"
+    inside=$(runc exec np-$tag sh -c 'cat /proc/self/cgroup /sys/fs/cgroup/cpuset.cpus.effective /sys/fs/cgroup/cpuset.mems.effective' 2>&1 | tr '\n' ' ')
+    same "$tag: from inside (runc exec), its cgroup, CPUs and memory nodes" "$inside" "0::/ 0-1 0 "
+    ln -sf $log /tmp/$tag.log # has_line reads /tmp/TAG.log
+    # hwloc, in the container, sees the machine restricted to its cpuset:
+    # node 0, CPUs 0-1
+    has_line $tag info "topology nodes=1 packages=1 l3=1 cores=2 pus=2 smt=1 allowed=0-1 source=\"this system\""
+    has_line $tag info "plan group=0 groups=1 domain=node node=0 slice=1/1 cpus=0-1 "
+    has_line $tag info "jvm group=0 node=0 cpus=0-1 mem=preferred:0"
+    n=$(grep -c '\]\[info\]\[numapin\] placed "ForkJoinPool-1-worker-[0-9]*" tid=[0-9]* group=0 node=0 cpus=0-1 mem=preferred:0$' $log)
+    same "$tag: fork-join workers placed on node 0 (CPUs 0-1, mem=preferred:0)" "$n" 2
+    n=$(grep -c '^worker name="ForkJoinPool-1-worker-[0-9]*" tid=[0-9]* cpus=0-1 policy=prefer:0$' $CT/$tag/out.log)
+    same "$tag: workers see CPUs 0-1 and policy prefer:0 themselves" "$n" 2
+    all_threads_on $pid 0-1 "$tag: scope=jvm"
+    tids=
+    for nst in $(sed -n 's/^worker name="ForkJoinPool-1-worker-[0-9]*" tid=\([0-9]*\) .*/\1/p' $CT/$tag/out.log); do
+        tids="$tids $(guest_tid $pid $nst)"
+    done
+    echo "note: workers' guest tids:$tids"
+
+    # moved to node 1
+    t0=$(up)
+    runc update --cpuset-cpus 2-3 --cpuset-mems 1 np-$tag && ok "$tag: runc update --cpuset-cpus 2-3 --cpuset-mems 1" ||
+        fail "$tag: runc update failed"
+    echo "note: right after runc update: $(tier_cpus $pid "$tids") (cgroup: $(cat $CG/np-ct-$tag/cpuset.cpus) mems $(cat $CG/np-ct-$tag/cpuset.mems))"
+    i=0
+    while ! grep -q '\]\[numapin\] replan ' $log && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    took=$(awk -v a="$t0" -v b="$(up)" 'BEGIN {printf "%.1f", b - a}')
+    if grep -q '\]\[numapin\] replan ' $log; then ok "$tag: replan logged ${took} s after runc update (rescan=500 ms)"; else fail "$tag: no replan within 30 s"; fi
+    has_line $tag info "replan group=0 groups=1 domain=node node=1 slice=1/1 cpus=2-3 "
+    has_line $tag info " mem=preferred:1 allowed=2-3 was_node=0 was_cpus=0-1"
+    has_line $tag warning "group 0 moved from node 0 to node 1: threads placed before keep their memory policy preferred:0"
+    has_line $tag info "jvm group=0 node=1 cpus=2-3 mem=unchanged how=replan"
+    i=0
+    while [ "$(grep -c '\]\[info\]\[numapin\] placed "ForkJoinPool-1-worker-[0-9]*" tid=[0-9]* group=0 node=1 cpus=2-3 mem=unchanged how=replan' $log)" -lt 2 ] && [ $i -lt 100 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    n=$(grep -c '\]\[info\]\[numapin\] placed "ForkJoinPool-1-worker-[0-9]*" tid=[0-9]* group=0 node=1 cpus=2-3 mem=unchanged how=replan' $log)
+    same "$tag: fork-join workers re-placed on node 1 (how=replan)" "$n" 2
+    tiers_on "$tag: workers after the move" $pid "$tids" "2-3 2-3"
+    ct_tasks_on $pid 2-3 "$tag: scope=jvm after the move"
+    echo "note: how=drift lines (threads 6.1's cpuset write reset, put back): $(grep -c 'how=drift' $log)"
+    # as numapin warned: this kernel does not remap a preferred node when
+    # cpuset.mems changes; the cpuset's mems (1) now decide where their
+    # pages go, and cgroup v2 migrated what they had to node 1
+    for t in $tids; do
+        p=$(head -1 /proc/$pid/task/$t/numa_maps | cut -d' ' -f2)
+        same "$tag: worker tid $t keeps its policy after the move (the kernel reads back)" "$p" "prefer:0"
+    done
+    echo "note: the JVM's pages by node after the move (numa_maps: cgroup v2 migrates them to the new mems; file pages of the initramfs may stay): $(awk '{for (i = 3; i <= NF; i++) if ($i ~ /^N[0-9]+=/) {split(substr($i, 2), a, "="); n[a[1]] += a[2]}} END {for (k in n) printf "N%s=%d ", k, n[k]}' /proc/$pid/numa_maps)"
+    # new workers: node 1's policy, their pages there
+    touch $CT/$tag/probe/move
+    ct_await $tag '^moved-ready' 60 && ok "$tag: a second fork-join pool started" || fail "$tag: no second pool"
+    n=$(grep -c '\]\[info\]\[numapin\] placed "ForkJoinPool-2-worker-[0-9]*" tid=[0-9]* group=0 node=1 cpus=2-3 mem=preferred:1$' $log)
+    same "$tag: new fork-join workers placed on node 1 (CPUs 2-3, mem=preferred:1)" "$n" 2
+    grep '^worker name="ForkJoinPool-2' $CT/$tag/out.log
+    n=$(grep -c '^worker name="ForkJoinPool-2-worker-[0-9]*" tid=[0-9]* cpus=2-3 policy=prefer:1 pages=\(N1=[0-9]*\)$' $CT/$tag/out.log)
+    same "$tag: new workers' 8 MiB buffers: policy prefer:1, every page on node 1" "$n" 2
+    ct_stop $tag
+    echo "--- $tag: container output"
+    cat $CT/$tag/out.log
+    echo "--- $tag: agent log"
+    cat $log
+    summary=$(grep '\]\[info\]\[numapin\] summary ' $log | tail -1)
+    case $summary in
+        *" failed=0 "*" replans=1 mem_pages=1:"[0-9]*" mem_local=100.0% "*) ok "$tag: ${summary#*numapin\] }" ;;
+        *) fail "$tag: summary: ${summary:-none}" ;;
+    esac
+    grep -q '\]\[error\]\[numapin\]' $log && fail "$tag: agent logged an error"
+    [ -d $CG/np-ct-$tag ] && fail "$tag: runc delete left cgroup np-ct-$tag" || ok "$tag: container deleted, its cgroup gone"
+    verdict
+}
+
+# Three containers that see the whole machine (cpuset 0-5, memory 0-2),
+# all group=auto with one lock directory bind-mounted at /run/numapin (a
+# hostPath): they take groups 0, 1 and 2, one per node, each JVM and its
+# fork-join workers on its node's CPUs with its node's memory.
+scenario_n3_runc_auto() {
+    command -v runc >/dev/null || { fail "no runc in the guest"; return 1; }
+    cgroup2 || return 1
+    ct_rootfs
+    mkdir -m 700 $CT/locks
+    for c in 0 1 2; do
+        ct_bundle auto$c 0-5 0-2 "[$RUNC_JAVA, \"-agentpath:$AGENT=group=auto,lockdir=/run/numapin,rescan=500,log=info:/probe/np.log\", \"-cp\", \"/tests\", \"RuncProbe\", \"2\", \"/probe/stop\", \"/probe/move\", \"200\"]" \
+            "{\"destination\": \"/run/numapin\", \"type\": \"bind\", \"source\": \"$CT/locks\", \"options\": [\"rbind\", \"rw\"]}"
+        ct_run auto$c || return 1
+    done
+    taken=
+    for c in 0 1 2; do
+        ct_await auto$c '^ready pid=' 180 && ok "auto$c: the JVM started its workers" || { fail "auto$c: never ready"; cat $CT/auto$c/out.log; }
+    done
+    echo "note: lock directory while they run: $(ls $CT/locks | tr '\n' ' ')"
+    for c in 0 1 2; do
+        log=$CT/auto$c/probe/np.log
+        ln -sf $log /tmp/auto$c.log
+        g=$(sed -n 's/.*\[numapin\] auto group=\([0-9]*\) groups=3$/\1/p' $log | head -1)
+        echo "note: container auto$c took group ${g:-none}"
+        taken="$taken ${g:-none}"
+        [ -n "$g" ] || { fail "auto$c: no auto line"; continue; }
+        cpus=$((2 * g))-$((2 * g + 1))
+        has_line auto$c info "plan group=$g groups=3 domain=node node=$g slice=1/1 cpus=$cpus "
+        has_line auto$c info "jvm group=$g node=$g cpus=$cpus mem=preferred:$g"
+        n=$(grep -c "\]\[info\]\[numapin\] placed \"ForkJoinPool-1-worker-[0-9]*\" tid=[0-9]* group=$g node=$g cpus=$cpus mem=preferred:$g\$" $log)
+        same "auto$c: fork-join workers placed on node $g" "$n" 2
+        n=$(grep -c "^worker name=\"ForkJoinPool-1-worker-[0-9]*\" tid=[0-9]* cpus=$cpus policy=prefer:$g\$" $CT/auto$c/out.log)
+        same "auto$c: workers see CPUs $cpus and policy prefer:$g themselves" "$n" 2
+        all_threads_on "$(cat $CT/auto$c/pid)" $cpus "auto$c: scope=jvm"
+        no_warning auto$c
+    done
+    same "groups taken by the 3 containers" "$(echo $taken | tr ' ' '\n' | sort | tr '\n' ' ')" "0 1 2 "
+    # The container of group 1 given CPUs 1-5: the plan of group 1 (node
+    # 1, CPUs 2-3) stays, but this kernel resets every thread of the
+    # container to 1-5; numapin puts them back (how=drift)
+    for c in 0 1 2; do
+        grep -q '\[numapin\] auto group=1 groups=3$' $CT/auto$c/probe/np.log && break
+    done
+    pid=$(cat $CT/auto$c/pid)
+    log=$CT/auto$c/probe/np.log
+    runc update --cpuset-cpus 1-5 np-auto$c && ok "auto$c (group 1): runc update --cpuset-cpus 1-5" || fail "auto$c: runc update failed"
+    echo "note: right after the update: $(for t in /proc/$pid/task/*; do tid_cpus $pid ${t##*/}; done | sort | uniq -c | tr '\n' ' ' | tr -s ' ')"
+    ct_tasks_on $pid 2-3 "auto$c: after cpuset 1-5"
+    i=0
+    while [ "$(grep -c '\]\[info\]\[numapin\] placed "ForkJoinPool-1-worker-[0-9]*" tid=[0-9]* group=1 node=1 cpus=2-3 mem=unchanged how=drift was=1-5$' $log)" -lt 2 ] && [ $i -lt 100 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    n=$(grep -c '\]\[info\]\[numapin\] placed "ForkJoinPool-1-worker-[0-9]*" tid=[0-9]* group=1 node=1 cpus=2-3 mem=unchanged how=drift was=1-5$' $log)
+    same "auto$c: fork-join workers the kernel reset to 1-5 put back on 2-3 (how=drift was=1-5)" "$n" 2
+    has_line auto$c info "jvm group=1 node=1 cpus=2-3 mem=unchanged how=drift threads="
+    lacks_line auto$c "] replan "
+    g1=auto$c
+    for c in 0 1 2; do ct_stop auto$c; done
+    summary=$(grep '\]\[info\]\[numapin\] summary ' $CT/$g1/probe/np.log | tail -1)
+    case $summary in
+        *" drift="[1-9]*" replans=0 "*) ok "$g1: ${summary#*numapin\] }" ;;
+        *) fail "$g1: summary without drift=N replans=0: ${summary:-none}" ;;
+    esac
+    for c in 0 1 2; do
+        echo "--- auto$c: container output"
+        cat $CT/auto$c/out.log
+        echo "--- auto$c: agent log"
+        cat $CT/auto$c/probe/np.log
+        grep -q '\]\[info\]\[numapin\] summary .* failed=0 mem_failed=0 ' $CT/auto$c/probe/np.log &&
+            ok "auto$c: summary without failures" || fail "auto$c: summary: $(grep summary $CT/auto$c/probe/np.log)"
+    done
+    verdict
+}
+
 # ---- the Java heap on the group's node ------------------------------------------
 
 # heap_run TAG GC PRETOUCH HOW NODES [PROBE_ARGS...]: HeapProbe (24 MiB of

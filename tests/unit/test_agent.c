@@ -907,8 +907,9 @@ START_TEST(replan_follows_the_cpuset)
                                         "slice=1/2 cpus=1 cpus_mode=node cpukind=performance slots=1 "
                                         "mem=preferred:1 allowed=1 was_node=0 was_cpus=0"), 1);
     ck_assert_int_eq(t_count_lines(log, "[warning][numapin] group 0 moved from node 0 to node 1: "
-                                        "threads placed before keep their memory policy preferred:0, "
-                                        "and memory already allocated stays where it is"), 1);
+                                        "threads placed before keep their memory policy preferred:0 "
+                                        "(Linux lets only a thread itself change its policy), and "
+                                        "numapin moves no memory already allocated"), 1);
     snprintf(line, sizeof line, "] placed \"ForkJoinPool-1-worker-2\" tid=%d group=0 node=1 cpus=1 "
              "mem=unchanged how=replan was=0", (int)w.j.tid);
     ck_assert_int_eq(t_count_lines(log, line), 1);
