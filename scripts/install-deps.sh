@@ -24,7 +24,7 @@ declare -A sets=(
     # The sanitizer and fuzzing builds (mk/hardening.mk).
     [fuzz]="clang libclang-rt-14-dev"
     # The multi-node tests under QEMU (tests/qemu/run.sh).
-    [qemu]="qemu-system-x86 cpio xz-utils hwloc-nox libhdrhistogram-java numactl runc"
+    [qemu]="qemu-system-x86 cpio xz-utils hwloc-nox libhdrhistogram-java numactl runc jq golang-github-docker-docker-dev"
     # Real servers under numapin, loaded by wrk (mk/servers.mk: make
     # test-servers, and make bench): embedded Jetty 9, Tomcat 10 started by
     # catalina.sh, Netty 4.1; curl, ss and pgrep drive them.

@@ -412,16 +412,7 @@ case_auto() { # case_auto GROUPS: GROUPS containers take distinct groups; one mo
 
 # k8s_value NAME: the JAVA_TOOL_OPTIONS value of kubernetes.md's block
 # "<!-- test: NAME -->".
-k8s_value() {
-    awk -v name="$1" '
-        { line = $0; sub(/^ +/, "", line) }
-        line == "<!-- test: " name " -->" { want = 1; next }
-        want == 1 && /^ *```/ { want = 2; next }
-        want == 2 && /^ *```/ { exit }
-        want == 2 && /name: JAVA_TOOL_OPTIONS/ { jto = 1; next }
-        want == 2 && jto && /value:/ { sub(/^[^"]*"/, ""); sub(/"[^"]*$/, ""); print; exit }' \
-        "$root/docs/harness/kubernetes.md"
-}
+k8s_value() { awk -v name="$1" -f "$here/k8s-value.awk" "$root/docs/harness/kubernetes.md"; }
 # kubelet's $(VAR) expansion of an env value, from NAME=VALUE pairs.
 expand() {
     local v=$1 kv

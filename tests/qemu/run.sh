@@ -19,7 +19,7 @@
 #   NUMAPIN_AGENT, NUMAPIN_CLI  the agent and tool (default build/libnumapin.so,
 #                           build/numapin)
 #   NUMAPIN_QEMU_TIMEOUT=S  seconds one machine may run (default 900 for n2, 720 for n3, 1500 for h3,
-#                           1200 for a3)
+#                           1200 for a3, 600 for c3)
 #   JAVA17_HOME             JDK 17 whose jlink builds the guest's runtime
 #   JAVA25_HOME             JDK 25 whose jlink builds a second runtime, for the
 #                           machines that run scenarios on it too (n2); default
@@ -52,7 +52,7 @@ JDK_MODULES=java.base,jdk.unsupported,jdk.jcmd,jdk.attach,jdk.jfr
 
 # Machines: name, QEMU topology, memory per node, distances, scenarios, timeout (s).
 # a3 and h3, the longest, boot first.
-MACHINES="a3 h3 n2 n3"
+MACHINES="a3 h3 n2 n3 c3"
 n2_smp="4,sockets=2,cores=2,threads=1"
 n2_nodes="0-1 2-3"
 n2_mem_mb=1024
@@ -66,6 +66,16 @@ n3_mem_mb=1024
 n3_dist="0,1,21 1,2,21 0,2,31"
 n3_scenarios="n3-basics n3-default n3-bind n3-groups2 n3-groups6 n3-balancing n3-access-sampled n3-cpu-offline n3-multijvm n3-heap n3-heap-attach n3-java-flags n3-runc n3-runc-auto"
 n3_timeout=720
+# c3: n3's machine for the JVM in containers made by runc: Docker's default
+# seccomp profile, numapin check from the guest's namespaces, TierBench
+# pods one per node
+c3_smp=$n3_smp
+c3_nodes=$n3_nodes
+c3_mem_mb=$n3_mem_mb
+c3_dist=$n3_dist
+c3_scenarios="c3-runc-seccomp c3-runc-statefulset c3-runc-pods-auto"
+c3_timeout=600
+c3_plans=none
 # h3: n3 with 2 GiB a node and a 1 GiB huge page reserved at boot on node 1,
 # for the heaps benchmark engineers tune (huge pages, THP, ZGC, Shenandoah)
 h3_smp=$n3_smp
@@ -162,8 +172,12 @@ fetch_deb() {
 }
 
 need_pkgs qemu
-# runc, for n3-runc's containers (Debian's runc package, in the qemu set)
+# runc, for the guest's containers (Debian's runc package, in the qemu set)
 RUNC=$(command -v runc) || die "no runc after installing the qemu set"
+# Docker's default seccomp profile (golang-github-docker-docker-dev, in the
+# qemu set), made into config.json's linux.seccomp here with jq
+DOCKER_PROFILE=/usr/share/gocode/src/github.com/docker/docker/profiles/seccomp/default.json
+[ -f "$DOCKER_PROFILE" ] || die "no $DOCKER_PROFILE after installing the qemu set"
 
 # ---- kernel: Debian's current one, unpacked to an uncompressed vmlinux ------
 
@@ -335,6 +349,20 @@ cp /usr/bin/lstopo-no-graphics /usr/bin/numactl "$R/usr/bin/"
 # runc (with libseccomp, gathered below): n3-runc runs a JVM in a container
 # it makes, as containerd has it do
 cp "$RUNC" "$R/usr/sbin/runc"
+# Docker's default seccomp profile as dockerd gives it to runc, for the
+# capabilities of the guest's containers (CAPS in scenarios.sh), without and
+# with CAP_SYS_NICE; kubernetes.md's JAVA_TOOL_OPTIONS values, as written
+CT_CAPS=$(sed -n "s/^CAPS='\(.*\)'\$/[\1]/p" "$HERE/scenarios.sh")
+[ -n "$CT_CAPS" ] || die "no CAPS='...' line in scenarios.sh"
+mkdir -p "$R/tests/seccomp" "$R/tests/k8s"
+jq -c --argjson caps "$CT_CAPS" --arg arch amd64 -f "$ROOT/tests/containers/seccomp-oci.jq" \
+    "$DOCKER_PROFILE" >"$R/tests/seccomp/docker.json" || die "cannot convert $DOCKER_PROFILE"
+jq -c --argjson caps "$(jq -c '. + ["CAP_SYS_NICE"]' <<<"$CT_CAPS")" --arg arch amd64 -f "$ROOT/tests/containers/seccomp-oci.jq" \
+    "$DOCKER_PROFILE" >"$R/tests/seccomp/docker-sys-nice.json" || die "cannot convert $DOCKER_PROFILE"
+for v in statefulset-env auto-env; do
+    awk -v name="$v" -f "$ROOT/tests/containers/k8s-value.awk" "$ROOT/docs/harness/kubernetes.md" >"$R/tests/k8s/$v"
+    [ -s "$R/tests/k8s/$v" ] || die "no JAVA_TOOL_OPTIONS value in docs/harness/kubernetes.md's block $v"
+done
 if declare -F extend_root >/dev/null; then extend_root "$R"; fi
 
 # Shared libraries of every ELF file in the guest, at the paths the host's

@@ -1027,21 +1027,32 @@ CAPS='"CAP_CHOWN","CAP_DAC_OVERRIDE","CAP_FSETID","CAP_FOWNER","CAP_MKNOD","CAP_
 # ct_rootfs: the rootfs the containers share: mount points only
 ct_rootfs() {
     rm -rf $CT
-    mkdir -p $CT/rootfs/proc $CT/rootfs/sys $CT/rootfs/dev $CT/rootfs/tmp $CT/rootfs/probe $CT/rootfs/run/numapin $CT/rootfs/etc
+    mkdir -p $CT/rootfs/proc $CT/rootfs/sys $CT/rootfs/dev $CT/rootfs/tmp $CT/rootfs/probe $CT/rootfs/run/numapin $CT/rootfs/etc \
+        $CT/rootfs/opt/numapin
     for d in /usr /bin /sbin /lib /lib64 /jdk /numapin /tests; do
         [ -d $d ] && mkdir -p $CT/rootfs$d
     done
+    # root's entry, as an image has it: the JVM names its perf data
+    # directory (/tmp/hsperfdata_root, which numapin check reads) after it
+    echo 'root:x:0:0:root:/root:/bin/sh' >$CT/rootfs/etc/passwd
 }
 
 # ct_bundle NAME CPUS MEMS ARGS_JSON [MOUNTS_JSON]: $CT/NAME/config.json
-# (rootfs $CT/rootfs, /probe = $CT/NAME/probe, read-write)
+# (rootfs $CT/rootfs, /probe = $CT/NAME/probe, read-write; the agent's
+# directory also at /opt/numapin, where kubernetes.md's manifests have it).
+# When set: CT_ENV, more "NAME=VALUE" items of process.env (JSON, comma
+# separated); CT_CAPS, the capabilities instead of $CAPS; CT_SECCOMP, a
+# file holding linux.seccomp.
 ct_bundle() {
     b=$CT/$1
     mkdir -p $b/probe
-    binds=
+    binds="{\"destination\":\"/opt/numapin\",\"type\":\"bind\",\"source\":\"/numapin\",\"options\":[\"rbind\",\"ro\"]},"
     for d in /usr /bin /sbin /lib /lib64 /jdk /numapin /tests; do
         [ -d $d ] && binds="$binds{\"destination\":\"$d\",\"type\":\"bind\",\"source\":\"$d\",\"options\":[\"rbind\",\"ro\"]},"
     done
+    caps=${CT_CAPS:-$CAPS}
+    seccomp=
+    [ -z "${CT_SECCOMP:-}" ] || seccomp="\"seccomp\": $(cat "$CT_SECCOMP"),"
     cat >$b/config.json <<JSON
 {
   "ociVersion": "1.0.2-dev",
@@ -1049,9 +1060,9 @@ ct_bundle() {
     "terminal": false,
     "user": {"uid": 0, "gid": 0},
     "args": $4,
-    "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"],
+    "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"${CT_ENV:+, $CT_ENV}],
     "cwd": "/",
-    "capabilities": {"bounding": [$CAPS], "effective": [$CAPS], "permitted": [$CAPS]},
+    "capabilities": {"bounding": [$caps], "effective": [$caps], "permitted": [$caps]},
     "noNewPrivileges": true
   },
   "root": {"path": "$CT/rootfs", "readonly": true},
@@ -1067,6 +1078,7 @@ ct_bundle() {
     {"destination": "/probe", "type": "bind", "source": "$b/probe", "options": ["rbind", "rw"]}
   ],
   "linux": {
+    $seccomp
     "resources": {"cpu": {"cpus": "$2", "mems": "$3"}},
     "cgroupsPath": "/np-ct-$1",
     "namespaces": [{"type": "pid"}, {"type": "network"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}, {"type": "cgroup"}]
@@ -1310,6 +1322,245 @@ scenario_n3_runc_auto() {
         grep -q '\]\[info\]\[numapin\] summary .* failed=0 mem_failed=0 ' $CT/auto$c/probe/np.log &&
             ok "auto$c: summary without failures" || fail "auto$c: summary: $(grep summary $CT/auto$c/probe/np.log)"
     done
+    verdict
+}
+
+# ---- containers made by runc: seccomp, numapin check, pods per node (c3) ------
+
+# ct_argv ARGS...: a JSON array of the words given (no word may hold a quote)
+ct_argv() {
+    a=
+    for w in "$@"; do a="$a${a:+, }\"$w\""; done
+    echo "[$a]"
+}
+
+# placed_workers LOG NAME_RE: "NAME NSTID" of each thread numapin placed at
+# its start whose name matches NAME_RE (a basic regex)
+placed_workers() {
+    sed -n "/how=/d; s/.*\\[numapin\\] placed \"\\($2\\)\" tid=\\([0-9]*\\) .*/\\1 \\2/p" "$1" | sort -u
+}
+
+# Docker's default seccomp profile (moby's profiles/seccomp/default.json),
+# made into config.json's linux.seccomp on the host as dockerd makes it for
+# a container with Docker's default capabilities (/tests/seccomp/docker.json)
+# and with CAP_SYS_NICE added (docker-sys-nice.json): it lets set_mempolicy
+# and mbind through only with CAP_SYS_NICE. Two containers of node 1's CPUs
+# (2-3) that may use every node's memory run the JVM under it. Without the
+# capability: one warning, naming CAP_SYS_NICE; the workers placed on 2-3
+# (as the guest reads them) with mem_error=EPERM, their policy the default
+# (the kernel reads back). With it: mem=preferred:1, the kernel reads back
+# prefer:1, and new workers' buffers are on node 1 page by page. Then
+# `numapin check PID`, run in the guest's own namespaces, finds the
+# containerized JVM by its guest PID and names each worker with its guest
+# tid and its tid in the container (nstid=).
+scenario_c3_runc_seccomp() {
+    command -v runc >/dev/null || { fail "no runc in the guest"; return 1; }
+    cgroup2 || return 1
+    ct_rootfs
+    for v in docker docker-sys-nice; do
+        tag=seccomp-$v
+        [ -s /tests/seccomp/$v.json ] || { fail "$tag: no /tests/seccomp/$v.json"; continue; }
+        CT_SECCOMP=/tests/seccomp/$v.json
+        # with CAP_SYS_NICE: its perf data on, so that numapin check can
+        # ask it for the Java names of its threads (jcmd's attach)
+        if [ $v = docker ]; then CT_CAPS=$CAPS java=$RUNC_JAVA; else CT_CAPS="$CAPS,\"CAP_SYS_NICE\"" java=${RUNC_JAVA%, \"-XX:-UsePerfData\"}; fi
+        ct_bundle $tag 2-3 0-2 "[$java, \"-agentpath:$AGENT=rescan=500,log=info:/probe/np.log\", \"-cp\", \"/tests\", \"RuncProbe\", \"2\", \"/probe/stop\", \"/probe/move\", \"200\"]"
+        CT_SECCOMP='' CT_CAPS=''
+        ct_run $tag
+    done
+    for v in docker docker-sys-nice; do
+        tag=seccomp-$v
+        log=$CT/$tag/probe/np.log
+        ln -sf $log /tmp/$tag.log
+        ct_await $tag '^ready pid=' 180 || { fail "$tag: the JVM never got ready"; cat $CT/$tag/out.log $log; continue; }
+        pid=$(cat $CT/$tag/pid)
+        same "$tag: the JVM runs under a seccomp filter (Seccomp: in the guest's /proc)" \
+            "$(awk '/^Seccomp:/ {print $2}' /proc/$pid/status)" 2
+        has_line $tag info "plan group=0 groups=1 domain=node node=1 slice=1/1 cpus=2-3 "
+        touch $CT/$tag/probe/move
+        ct_await $tag '^moved-ready' 90 && ok "$tag: a second fork-join pool started" || fail "$tag: no second pool"
+        if [ $v = docker ]; then mem='mem=unknown mem_error=EPERM' policy=default; else mem='mem=preferred:1' policy=prefer:1; fi
+        n=$(grep -c "\\]\\[info\\]\\[numapin\\] placed \"ForkJoinPool-[12]-worker-[0-9]*\" tid=[0-9]* group=0 node=1 cpus=2-3 $mem\$" $log)
+        same "$tag: the workers of both pools placed on CPUs 2-3 with $mem" "$n" 4
+        n=$(grep -c "^worker name=\"ForkJoinPool-1-worker-[0-9]*\" tid=[0-9]* cpus=2-3 policy=$policy\$" $CT/$tag/out.log)
+        same "$tag: pool 1's workers see CPUs 2-3 and policy $policy themselves" "$n" 2
+        grep '^worker name="ForkJoinPool-2' $CT/$tag/out.log
+        n=$(grep -c "^worker name=\"ForkJoinPool-2-worker-[0-9]*\" tid=[0-9]* cpus=2-3 policy=$policy pages=" $CT/$tag/out.log)
+        same "$tag: pool 2's 8 MiB buffers have policy $policy" "$n" 2
+        tids=
+        for nst in $(placed_workers $log 'ForkJoinPool-[12]-worker-[0-9]*' | cut -d' ' -f2); do
+            tids="$tids $(guest_tid $pid $nst)"
+        done
+        same "$tag: the workers' CPUs, from the guest's /proc" "$(cpu_set $pid "$tids")" "2-3 2-3 2-3 2-3"
+        for t in $tids; do
+            same "$tag: worker tid $t: its policy, from the guest's /proc" \
+                "$(head -1 /proc/$pid/task/$t/numa_maps | cut -d' ' -f2)" $policy
+        done
+        w=$(grep '\]\[warning\]\[numapin\] ' $log | grep -v '\] advice: ' | grep -c 'memory policy')
+        if [ $v = docker ]; then
+            same "$tag: warnings about the memory policy" "$w" 1
+            has_line $tag warning "CAP_SYS_NICE (docker run --cap-add SYS_NICE"
+        else
+            same "$tag: warnings about the memory policy" "$w" 0
+            n=$(grep -c '^worker name="ForkJoinPool-2-worker-[0-9]*" tid=[0-9]* cpus=2-3 policy=prefer:1 pages=N1=[0-9]*$' $CT/$tag/out.log)
+            same "$tag: pool 2's buffers: every page on node 1" "$n" 2
+            # numapin check from the guest's namespaces: the JVM by its guest
+            # PID, each worker by its guest tid and its tid in the container
+            cmd_ok "$tag: numapin check $pid (guest PID)" $CLI check $pid
+            grep -q '^numapin group=0 groups=1 .*cpus=2-3 ' /tmp/cmd.out &&
+                ok "$tag: check names numapin's group 0 of 1 on CPUs 2-3" || fail "$tag: check has no numapin line on CPUs 2-3"
+            placed_workers $log 'ForkJoinPool-[12]-worker-[0-9]*' >/tmp/$tag.workers
+            while read -r name nst; do
+                h=$(guest_tid $pid $nst)
+                if grep -q "^thread \"$name\" tid=$h cpus=2-3 .* nstid=$nst planned=2-3 drift=no\( \|\$\)" /tmp/cmd.out; then
+                    ok "$tag: check: \"$name\" tid=$h nstid=$nst planned=2-3 drift=no"
+                else
+                    fail "$tag: check has no line for \"$name\" with tid=$h nstid=$nst planned=2-3 drift=no"
+                fi
+            done </tmp/$tag.workers
+            same "$tag: workers check named" "$(wc -l </tmp/$tag.workers)" 4
+        fi
+    done
+    for v in docker docker-sys-nice; do
+        tag=seccomp-$v
+        ct_stop $tag
+        echo "--- $tag: container output"
+        cat $CT/$tag/out.log
+        echo "--- $tag: agent log"
+        cat $CT/$tag/probe/np.log
+        if [ $v = docker ]; then want=" failed=0 mem_failed=4 "; else want=" failed=0 mem_failed=0 "; fi
+        summary=$(grep '\]\[info\]\[numapin\] summary ' $CT/$tag/probe/np.log | tail -1)
+        case $summary in
+            *"$want"*) ok "$tag: ${summary#*numapin\] }" ;;
+            *) fail "$tag: summary without$want: ${summary:-none}" ;;
+        esac
+    done
+    verdict
+}
+
+# TierBench, short and small (its three tiers one thread each)
+TB_ARGV='/jdk/bin/java -Xint -XX:+UseSerialGC -Xms16m -Xmx64m -XX:-UsePerfData -cp /tests:/tests/hdrhistogram.jar
+    numapin.tierbench.TierBench --duration-s 2 --steps 1 --max-rate 20 --working-set-mb 4 --accesses 50 --tier-threads 1,1,1'
+
+# tb_pods BASE: the three containers $CT/BASE-0..2 run at once by
+# `numapin groups --groups 3` (runc run in the foreground as each group's
+# command; the containers' JVMs take their options from their own
+# environment, not from the JAVA_TOOL_OPTIONS numapin groups gives runc),
+# which prints the table of their results and numapin summaries from their
+# output (/tmp/BASE/group-N.log); then `numapin report` makes the page of
+# the run from their reports
+tb_pods() {
+    echo "--- numapin groups --groups 3 -- runc run --no-pivot --bundle $CT/$1-{group} np-$1-{group}"
+    timeout 300 $CLI groups --groups 3 --logs /tmp/$1 -- runc run --no-pivot --bundle "$CT/$1-{group}" "np-$1-{group}" \
+        >/tmp/$1.table 2>&1
+    rc=$?
+    cat /tmp/$1.table
+    same "$1: numapin groups: exit" "$rc" 0
+    same "$1: the table's rows that exited 0" "$(awk '$1 ~ /^[012]$/ && $2 == 0' /tmp/$1.table | wc -l)" 3
+    for i in 0 1 2; do
+        echo "--- $1-$i: output"
+        cat /tmp/$1/group-$i.log
+    done
+    if $CLI report $CT/$1-0/probe/report.json $CT/$1-1/probe/report.json $CT/$1-2/probe/report.json \
+        --html /tmp/$1.html >/tmp/$1.report.out 2>&1 && grep -q Tier1-worker-1 /tmp/$1.html; then
+        ok "$1: numapin report: the page of the run ($(wc -c </tmp/$1.html) bytes, the tier threads in it)"
+    else
+        fail "$1: numapin report: $(head -3 /tmp/$1.report.out)"
+    fi
+}
+
+# tb_judged BASE I G CPUS: the TierBench of container BASE-I, group G of its
+# plan on node I: each tier thread placed there by numapin with node I's
+# memory policy, and on those CPUs as it read them itself
+tb_judged() {
+    log=/tmp/$1/group-$2.log
+    grep -q '^result throughput=' $log && ok "$1-$2: $(grep '^result ' $log)" || fail "$1-$2: TierBench gave no result"
+    for w in Tier1-worker-1 Tier2-worker-1 Tier3-worker-1; do
+        grep -q "\\[numapin\\] placed \"$w\" tid=[0-9]* group=$3 node=$2 cpus=$4 mem=preferred:$2\$" $log &&
+            ok "$1-$2: $w placed on node $2, CPUs $4, mem=preferred:$2" ||
+            fail "$1-$2: $w not placed as group=$3 node=$2 cpus=$4 mem=preferred:$2"
+        grep -q "^  $w  *tid=[0-9]* cpus=$4\$" $log && ok "$1-$2: $w ran on CPUs $4 (TierBench's placement table)" ||
+            fail "$1-$2: $w not on CPUs $4 in TierBench's placement table"
+    done
+    grep -q '\]\[numapin\] summary .* failed=0 mem_failed=0 ' $log && ok "$1-$2: summary without failures" ||
+        fail "$1-$2: summary: $(grep '\]\[numapin\] summary ' $log)"
+    # the JVM's pages on its group's node, as numapin's summary counts them
+    # and numapin groups' table shows them
+    row=$(awk -v g=$2 '$1 == g && $2 == 0' /tmp/$1.table)
+    local_pct=$(echo "$row" | sed -n 's/.* mem_local=\([0-9.]*\)%.*/\1/p')
+    case $row in
+        *" cpus=$4 mem_pages="*) ;;
+        *) fail "$1-$2: the table's row (exit 0) is not on CPUs $4: $row" ;;
+    esac
+    if [ -n "$local_pct" ] && [ "$(awk -v p="$local_pct" 'BEGIN {print (p >= 99)}')" = 1 ]; then
+        ok "$1-$2: the table's row: cpus=$4, ${local_pct}% of the JVM's pages on node $2"
+    else
+        fail "$1-$2: the table's row has mem_local=${local_pct:-none}, under 99%: $row"
+    fi
+    grep -q '\]\[error\]\[numapin\]' $log && fail "$1-$2: agent logged an error"
+    grep '\]\[warning\]\[numapin\] ' $log | grep -v 'advice: ' | head -3 | sed 's/^/note: warning: /'
+}
+
+# A StatefulSet of three TierBench pods on one machine, each seeing every
+# node (CPUs 0-5, memory 0-2): JAVA_TOOL_OPTIONS is kubernetes.md's
+# statefulset-env value (/tests/k8s/statefulset-env), for three replicas
+# (groups=3), with $(POD_INDEX) expanded from the container's POD_INDEX as
+# kubelet expands it: pod I takes group I, on node I.
+scenario_c3_runc_statefulset() {
+    command -v runc >/dev/null || { fail "no runc in the guest"; return 1; }
+    cgroup2 || return 1
+    ct_rootfs
+    v=$(cat /tests/k8s/statefulset-env)
+    echo "kubernetes.md's value: $v"
+    case $v in *'group=$(POD_INDEX),groups=2,'*) ok "the value takes its group from \$(POD_INDEX)" ;;
+        *) fail "kubernetes.md's statefulset-env value is not group=\$(POD_INDEX),groups=2: $v"; return 1 ;; esac
+    rm -rf /tmp/sts
+    for i in 0 1 2; do
+        jto=$(echo "$v" | sed "s/groups=2,/groups=3,/; s/\$(POD_INDEX)/$i/g")
+        CT_ENV="\"POD_INDEX=$i\", \"JAVA_TOOL_OPTIONS=$jto,report=/probe/report.json\""
+        # shellcheck disable=SC2086 # the words of TB_ARGV
+        ct_bundle sts-$i 0-5 0-2 "$(ct_argv $TB_ARGV)"
+        CT_ENV=
+    done
+    grep JAVA_TOOL_OPTIONS $CT/sts-1/config.json
+    tb_pods sts
+    for i in 0 1 2; do
+        grep -q "\\[numapin\\] plan group=$i groups=3 domain=node node=$i slice=1/1 cpus=$((2 * i))-$((2 * i + 1)) " /tmp/sts/group-$i.log &&
+            ok "sts-$i: planned as group $i of 3 on node $i" || fail "sts-$i: not planned as group $i of 3 on node $i"
+        tb_judged sts $i $i $((2 * i))-$((2 * i + 1))
+    done
+    verdict
+}
+
+# One pod-sized container per node (CPUs 0-1, 2-3, 4-5 and memory 0, 1,
+# 2), all with kubernetes.md's auto-env value (/tests/k8s/auto-env) and one
+# lock directory bind-mounted at /run/numapin: each takes group 0 of 1 on
+# its node without a lock.
+scenario_c3_runc_pods_auto() {
+    command -v runc >/dev/null || { fail "no runc in the guest"; return 1; }
+    cgroup2 || return 1
+    ct_rootfs
+    v=$(cat /tests/k8s/auto-env)
+    echo "kubernetes.md's value: $v"
+    [ -n "$v" ] || { fail "no auto-env value"; return 1; }
+    mkdir -m 700 $CT/locks
+    rm -rf /tmp/pod
+    for i in 0 1 2; do
+        CT_ENV="\"JAVA_TOOL_OPTIONS=$v,report=/probe/report.json\""
+        # shellcheck disable=SC2086 # the words of TB_ARGV
+        ct_bundle pod-$i $((2 * i))-$((2 * i + 1)) $i "$(ct_argv $TB_ARGV)" \
+            "{\"destination\": \"/run/numapin\", \"type\": \"bind\", \"source\": \"$CT/locks\", \"options\": [\"rbind\", \"rw\"]}"
+        CT_ENV=
+    done
+    tb_pods pod
+    for i in 0 1 2; do
+        grep -q '\[numapin\] auto group=0 groups=1 lock=none' /tmp/pod/group-$i.log &&
+            ok "pod-$i: auto group=0 groups=1 lock=none" || fail "pod-$i: no 'auto group=0 groups=1 lock=none' line"
+        grep -q "\\[numapin\\] plan group=0 groups=1 domain=node node=$i slice=1/1 cpus=$((2 * i))-$((2 * i + 1)) " /tmp/pod/group-$i.log &&
+            ok "pod-$i: planned on node $i" || fail "pod-$i: not planned on node $i"
+        tb_judged pod $i 0 $((2 * i))-$((2 * i + 1))
+    done
+    same "lock files left" "$(ls $CT/locks | wc -l)" 0
     verdict
 }
 
