@@ -4,7 +4,7 @@
 # bundle's config.json, `runc run -d`, `runc update`, `runc exec`, `runc
 # kill`, `runc delete`), and podman (with runc) where it can run.
 #
-#   tests/containers/run.sh [--agent LIB] [--jdk JDK_HOME] [--only WORD,...] [--keep]
+#   tests/containers/run.sh [--agent LIB] [--jdk JDK_HOME] [--jdk25 JDK_HOME] [--only WORD,...] [--keep]
 #
 # Every container runs from one read-only rootfs under build/containers/
 # with the host's /usr and /etc bind-mounted read-only and the build
@@ -15,6 +15,9 @@
 #       workers and the whole JVM placed, `numapin check` from the host (host
 #       and namespace ids) and from inside, its cgroup seen from inside
 #   runc-update, podman-update  the cpuset shrunk, moved, grown while it runs
+#   runc-cpuset-jdk25, runc-update-jdk25  the same two on the JDK of
+#       --jdk25 (default /usr/lib/jvm/temurin-25-jdk-amd64; a SKIP line
+#       when it is absent)
 #   runc-host-cgroupns  runc-update without a cgroup namespace (cgroup v1)
 #   runc-seccomp-*, podman-seccomp-*  Docker's and podman's default seccomp
 #       profiles, with and without CAP_SYS_NICE
@@ -35,6 +38,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 agent=$root/build/libnumapin.so
 jdk=/usr/lib/jvm/java-17-openjdk-amd64
+jdk25=/usr/lib/jvm/temurin-25-jdk-amd64
 only=
 # shellcheck disable=SC2034 # keep: read by lib.sh
 keep=
@@ -42,9 +46,10 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --agent) agent=$2; shift 2 ;;
         --jdk) jdk=$2; shift 2 ;;
+        --jdk25) jdk25=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
         --keep) keep=1; shift ;;  # read by lib.sh's ct_cleanup
-        -h|--help) sed -n '2,30s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,33s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "containers: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -112,6 +117,17 @@ one() {
 }
 
 # ---- the JVM in a container ----
+
+# on_jdk JDK_HOME FUNCTION ARGS...: FUNCTION with the containers' JVM from
+# JDK_HOME (the host's /usr, bind-mounted, holds it)
+on_jdk() {
+    local saved=$jdk rc=0
+    jdk=$1
+    shift
+    "$@" || rc=$?
+    jdk=$saved
+    return $rc
+}
 
 java_args() { # java_args OPTIONS [WORKERS]: the probe JVM (tests/containers/Pool.java)
     jq -cn --arg java "$jdk/bin/java" --arg o "-agentpath:/opt/numapin/libnumapin.so=$1" --arg n "${2:-2}" \
@@ -588,7 +604,7 @@ mkdir -p "$work/classes"
 pod_nofile=$(ulimit -Hn)
 pod_nproc=$(( $(ulimit -Hu) < 32768 ? $(ulimit -Hu) : 32768 ))
 
-runc_cases="runc-cpuset runc-update runc-host-cgroupns runc-seccomp-docker runc-seccomp-docker-sys-nice runc-auto-2 runc-auto-3 runc-pods-statefulset runc-pods-auto recipe-runc"
+runc_cases="runc-cpuset runc-update runc-cpuset-jdk25 runc-update-jdk25 runc-host-cgroupns runc-seccomp-docker runc-seccomp-docker-sys-nice runc-auto-2 runc-auto-3 runc-pods-statefulset runc-pods-auto recipe-runc"
 podman_cases="podman-cpuset podman-update podman-seccomp-default recipe-podman podman-seccomp-docker podman-seccomp-docker-sys-nice"
 
 why=$(runtime_probe runc)
@@ -599,6 +615,12 @@ else
     echo "runc: $(runc --version | head -1), cgroup $( [ -e /sys/fs/cgroup/cgroup.controllers ] && echo v2 || echo v1)"
     one runc-cpuset case_cpuset runc runc-cpuset
     one runc-update case_update runc runc-update
+    if [ -x "$jdk25/bin/java" ]; then
+        one runc-cpuset-jdk25 on_jdk "$jdk25" case_cpuset runc runc-cpuset-jdk25
+        one runc-update-jdk25 on_jdk "$jdk25" case_update runc runc-update-jdk25
+    else
+        wanted jdk25 && echo "SKIP runc-cpuset-jdk25, runc-update-jdk25: no $jdk25/bin/java (--jdk25)"
+    fi
     if [ -e /sys/fs/cgroup/cgroup.controllers ]; then
         wanted runc-host-cgroupns && echo "SKIP runc-host-cgroupns: cgroup v2 here, where runc gives a cgroup namespace of its own"
     else
