@@ -4,6 +4,7 @@
 #   n2: 2 nodes x 2 CPUs      node0 = CPUs 0-1, node1 = CPUs 2-3
 #   n3: 3 nodes x 2 CPUs      node0 = 0-1, node1 = 2-3, node2 = 4-5,
 #       distances 10/21/31, one package (the shape of a sub-NUMA-clustered Xeon)
+#   c3: as n3, for the JVM in containers made by runc
 
 AGENT=/numapin/libnumapin.so
 CLI=/numapin/numapin
