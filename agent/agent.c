@@ -11,7 +11,10 @@
  *    end as it exits, and the JVM posts nothing.
  *  - VMInit reads the flags HotSpot settled on (UseNUMA, GC and compiler
  *    thread counts) for the start-up advice, and starts the rescan thread.
- *  - The rescan thread (rescan=MS) lists the running threads every MS ms
+ *  - The rescan thread (rescan=MS) is a native thread that attaches to the
+ *    JVM, as the daemon `numapin rescan`, only when its first period has
+ *    passed: a JVM that ends sooner has no Java thread of numapin's, and
+ *    its start-up waits for none.  It lists the running threads every MS ms
  *    and hands each to np_agent_seen with its OS id (HotSpot's VMStructs:
  *    java.lang.Thread.eetop -> JavaThread -> OSThread), which places the
  *    ones renamed to a matching name since they started; then calls
@@ -24,10 +27,12 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <jvmti.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "np_agent.h"
@@ -38,9 +43,14 @@
 static struct np_agent *agent;
 static np_once warned_jvmti;
 
-/* The rescan thread's state. */
+/* The rescan thread's state.  rescan_stop is set before rescan_cond is
+ * signalled (under rescan_lock: its first period, not yet attached) and
+ * rescan_monitor notified (attached), and read under each of them. */
+static JavaVM *java_vm;
 static jrawMonitorID rescan_monitor;
-static volatile int rescan_stop;
+static atomic_int rescan_stop;
+static pthread_mutex_t rescan_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t rescan_cond = PTHREAD_COND_INITIALIZER;
 static jfieldID eetop; /* java.lang.Thread.eetop: the JavaThread* */
 /* Set once HotSpot's id of a thread was seen to be the kernel's (after
  * eetop is set): ThreadStart and ThreadEnd then read the calling thread's
@@ -217,22 +227,61 @@ static void scan(jvmtiEnv *jvmti, JNIEnv *jni, enum np_how how, bool hand_over)
     free(tids);
 }
 
-static void JNICALL rescan_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+/* Waits the first period on the monotonic clock, or until VMDeath.
+ * Returns false when the JVM is ending: the thread then never attaches. */
+static bool first_period(long ms)
 {
-    (void)arg;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += ms % 1000 * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&rescan_lock);
+    int e = 0;
+    while (e == 0 && !atomic_load(&rescan_stop)) /* 0: signalled, or woken for nothing */
+        e = pthread_cond_clockwait(&rescan_cond, &rescan_lock, CLOCK_MONOTONIC, &until);
+    pthread_mutex_unlock(&rescan_lock);
+    return !atomic_load(&rescan_stop);
+}
+
+static void rescan_loop(jvmtiEnv *jvmti, JNIEnv *jni)
+{
     jlong period = agent->opt.rescan_ms;
     (*jvmti)->RawMonitorEnter(jvmti, rescan_monitor);
-    while (!rescan_stop) {
-        (*jvmti)->RawMonitorWait(jvmti, rescan_monitor, period);
-        if (rescan_stop)
-            break;
+    while (!atomic_load(&rescan_stop)) {
         (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
         if (eetop != NULL)
             scan(jvmti, jni, NP_HOW_RESCAN, true);
         np_agent_check(agent); /* cpuset, drift, the marker */
         (*jvmti)->RawMonitorEnter(jvmti, rescan_monitor);
+        if (!atomic_load(&rescan_stop))
+            (*jvmti)->RawMonitorWait(jvmti, rescan_monitor, period);
     }
     (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
+}
+
+static void *rescan_main(void *arg)
+{
+    jvmtiEnv *jvmti = arg;
+    if (!first_period(agent->opt.rescan_ms))
+        return NULL;
+    JNIEnv *jni = NULL;
+    JavaVMAttachArgs args = {JNI_VERSION_1_8, (char *)"numapin rescan", NULL};
+    if ((*java_vm)->AttachCurrentThreadAsDaemon(java_vm, (void **)&jni, &args) != JNI_OK ||
+        jni == NULL) {
+        if (!atomic_load(&rescan_stop))
+            np_log(np_once_level(&warned_jvmti, NP_LOG_WARNING),
+                   "cannot attach the rescan thread to the JVM: renamed threads are not placed, "
+                   "and drift and cpuset changes are not followed");
+        return NULL;
+    }
+    rescan_loop(jvmti, jni);
+    (*jni)->ExceptionClear(jni);
+    (*java_vm)->DetachCurrentThread(java_vm);
+    return NULL;
 }
 
 /* Finds Thread.eetop and HotSpot's tables; starts the rescan thread when
@@ -260,19 +309,18 @@ static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
         jvmti_failed(jvmti, "CreateRawMonitor", e);
         return;
     }
-    jmethodID init = (*jni)->GetMethodID(jni, thread_class, "<init>", "(Ljava/lang/String;)V");
-    jstring name = (*jni)->NewStringUTF(jni, "numapin rescan");
-    jobject thread = init && name ? (*jni)->NewObject(jni, thread_class, init, name) : NULL;
-    if (thread == NULL) {
-        (*jni)->ExceptionClear(jni);
-        np_log(np_once_level(&warned_jvmti, NP_LOG_WARNING),
-               "cannot create the rescan thread: renamed threads are not placed, and "
-               "drift and cpuset changes are not followed");
-        return;
+    pthread_t t;
+    pthread_attr_t attr;
+    int pe = pthread_attr_init(&attr);
+    if (pe == 0) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pe = pthread_create(&t, &attr, rescan_main, jvmti);
+        pthread_attr_destroy(&attr);
     }
-    e = (*jvmti)->RunAgentThread(jvmti, thread, rescan_main, NULL, JVMTI_THREAD_MIN_PRIORITY);
-    if (e != JVMTI_ERROR_NONE)
-        jvmti_failed(jvmti, "RunAgentThread", e);
+    if (pe != 0)
+        np_log(np_once_level(&warned_jvmti, NP_LOG_WARNING),
+               "cannot start the rescan thread: %s (%s): renamed threads are not placed, and "
+               "drift and cpuset changes are not followed", strerror(pe), np_errno_name(pe));
 }
 
 static void read_flags(JNIEnv *jni)
@@ -369,9 +417,12 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
         scan(jvmti, jni, NP_HOW_RESCAN, false); /* threads joined but not yet exited end here */
     np_agent_summary(agent);
     np_agent_report(agent);
+    atomic_store(&rescan_stop, 1);
+    pthread_mutex_lock(&rescan_lock);
+    pthread_cond_broadcast(&rescan_cond);
+    pthread_mutex_unlock(&rescan_lock);
     if (rescan_monitor != NULL) {
         (*jvmti)->RawMonitorEnter(jvmti, rescan_monitor);
-        rescan_stop = 1;
         (*jvmti)->RawMonitorNotifyAll(jvmti, rescan_monitor);
         (*jvmti)->RawMonitorExit(jvmti, rescan_monitor);
     }
@@ -401,6 +452,7 @@ static jint start(JavaVM *vm, const char *options, int late)
         np_agent_warn_loaded(options);
         return status(NP_ERR_LOADED, late);
     }
+    java_vm = vm;
     jvmtiEnv *jvmti = NULL;
     jint rc = (*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2);
     if (rc != JNI_OK || jvmti == NULL) {

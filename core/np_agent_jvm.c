@@ -367,13 +367,20 @@ enum np_mem_mode np_agent_jvm_mem(const struct np_agent *a)
 bool np_agent_access_now(const struct np_agent *a, struct np_thread_access **threads, int *n,
                          struct np_access *acc, char *why, size_t len)
 {
-    /* Unreadable (out of memory): no thread listed, which reads as a
-     * kernel keeping no counts. */
-    np_access_read_threads(0, threads, n, acc);
+    /* With kernel.numa_balancing=0 the threads' counts are not read: the
+     * kernel keeps none.  Unreadable (out of memory): no thread listed,
+     * which reads as a kernel keeping no counts. */
+    int balancing = np_read_numa_balancing(NULL);
+    if (balancing != 0) {
+        np_access_read_threads(0, threads, n, acc);
+    } else {
+        *threads = NULL;
+        *n = 0;
+        memset(acc, 0, sizeof *acc);
+    }
     /* A thread without numapin's policy has the default one, under which
      * the kernel samples the memory it touches. */
-    return np_access_sampled(why, len, np_read_numa_balancing(NULL), acc->listed,
-                             np_agent_jvm_mem(a));
+    return np_access_sampled(why, len, balancing, acc->listed, np_agent_jvm_mem(a));
 }
 
 void np_agent_exit_access_read(struct np_agent *a, struct np_report_access *acc)

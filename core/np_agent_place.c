@@ -579,6 +579,11 @@ void np_agent_summary(struct np_agent *a)
     if (lost > 0)
         snprintf(lost_str, sizeof lost_str, " log_lost=%ld log_error=%s", lost,
                  np_errno_name(lost_err));
+    /* Written nowhere (log=warning or less, no line lost): the pages and
+     * the threads' counts are not read, which walking every mapping's page
+     * tables would cost at every exit. */
+    if (lost <= 0 && !np_log_enabled(NP_LOG_INFO))
+        return;
     char memory[2200]; /* np_agent_exit_memory: two lists of up to 1024 and a share */
     np_agent_exit_memory(a, with_cpus(t), memory, sizeof memory);
     char access[128];

@@ -229,6 +229,36 @@ START_TEST(group0_places_on_cpu0)
 }
 END_TEST
 
+/* At log=warning the summary is written nowhere, and the process's pages
+ * (numa_maps: a walk of every mapping's page tables) are not read for it;
+ * at info they are. */
+START_TEST(summary_reads_pages_only_when_written)
+{
+    struct np_agent *a = create("group=0,mem=none,scope=threads,log=warning:%s", log_path);
+    ck_assert(a->active);
+    char cpus[64];
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    ck_assert_str_eq(cpus, "0");
+    np_agent_summary(a);
+    ck_assert_ptr_null(a->exit_memory.pages);
+    ck_assert_ptr_null(a->exit_threads);
+    np_agent_destroy(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "summary"), 0);
+    free(log);
+
+    a = create("group=0,mem=none,scope=threads,log=info:%s", log_path);
+    run_thread(a, "ForkJoinPool-1-worker-1", cpus, sizeof cpus);
+    np_agent_summary(a);
+    ck_assert_ptr_nonnull(a->exit_memory.pages);
+    np_agent_destroy(a);
+    log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "[info][numapin] summary group=0 placed=1 "), 1);
+    ck_assert_int_eq(t_count_lines(log, " mem_pages=0:"), 1);
+    free(log);
+}
+END_TEST
+
 START_TEST(group1_places_on_cpu1)
 {
     struct np_agent *a = create("group=1,mem=none,scope=threads,log=info:%s", log_path);
@@ -1750,6 +1780,7 @@ Suite *agent_suite(void)
     tcase_add_test(tc, bind_to_missing_node_warns_once);
     tcase_add_test(tc, cpus_core_least_loaded);
     tcase_add_test(tc, help_does_nothing);
+    tcase_add_test(tc, summary_reads_pages_only_when_written);
     tcase_add_test(tc, unopenable_log);
     tcase_add_test(tc, report_lists_threads);
     tcase_add_test(tc, sink_told_now_and_later);
