@@ -585,7 +585,18 @@ JFC
         i=$((i + 1))
     done
     jp=$(java_pid)
-    timeout 120 $CLI check "$jp" --kernel-names >/tmp/$tag.check 2>&1
+    # the kernel samples a thread only after its scanner has passed over
+    # the pages the thread touches: wait (at most 60 s) until it has
+    # sampled a reader, as a user of numapin check would
+    i=0
+    while [ $i -lt 60 ] && kill -0 "$heap_pid" 2>/dev/null; do
+        timeout 120 $CLI check "$jp" --kernel-names >/tmp/$tag.check 2>&1
+        awk '/^thread "?ForkJoinPool/ { for (i = 1; i <= NF; i++) if ($i ~ /^access_samples=[1-9]/) f = 1 } END { exit !f }' \
+            /tmp/$tag.check && break
+        sleep 1
+        i=$((i + 1))
+    done
+    echo "$tag: a reader sampled after $i s"
     timeout 120 $CLI check "$jp" --kernel-names --watch 0.5 --count 2 >/tmp/$tag.watch 2>&1
     sleep 2 # a period of numapin.ThreadAccess more while the readers run
     touch /tmp/$tag.go
