@@ -37,6 +37,7 @@
 
 #include "np_agent.h"
 #include "np_text.h"
+#include "np_thread.h"
 #include "hotspot.h"
 #include "jfr.h"
 
@@ -231,14 +232,7 @@ static void scan(jvmtiEnv *jvmti, JNIEnv *jni, enum np_how how, bool hand_over)
  * Returns false when the JVM is ending: the thread then never attaches. */
 static bool first_period(long ms)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += ms % 1000 * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = np_after_ms(CLOCK_MONOTONIC, ms);
     pthread_mutex_lock(&rescan_lock);
     int e = 0;
     while (e == 0 && !atomic_load(&rescan_stop)) /* 0: signalled, or woken for nothing */
@@ -309,14 +303,7 @@ static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
         jvmti_failed(jvmti, "CreateRawMonitor", e);
         return;
     }
-    pthread_t t;
-    pthread_attr_t attr;
-    int pe = pthread_attr_init(&attr);
-    if (pe == 0) {
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pe = pthread_create(&t, &attr, rescan_main, jvmti);
-        pthread_attr_destroy(&attr);
-    }
+    int pe = np_thread_detached(rescan_main, jvmti);
     if (pe != 0)
         np_log(np_once_level(&warned_jvmti, NP_LOG_WARNING),
                "cannot start the rescan thread: %s (%s): renamed threads are not placed, and "

@@ -33,6 +33,7 @@
 #include "np_access.h"
 #include "np_memory.h"
 #include "np_text.h"
+#include "np_thread.h"
 
 #define POLL_MS 1000        /* how often numapin looks for recordings */
 #define POLL_FAST_MS 100    /* ... during the JVM's first FAST_FOR_MS */
@@ -1070,13 +1071,7 @@ static void flush(JNIEnv *env);
 static void JNICALL emit_flush(JNIEnv *env, jclass k)
 {
     (void)k;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += FLUSH_WAIT_MS * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = np_after_ms(CLOCK_REALTIME, FLUSH_WAIT_MS);
     bool held = pthread_mutex_timedlock(&flush_lock, &until) == 0;
     flush(env);
     if (held)
@@ -1233,15 +1228,7 @@ static void poll(JNIEnv *env, bool *gave_up)
 /* The time ms milliseconds from now on wake_cond's clock. */
 static struct timespec after_ms(long ms)
 {
-    struct timespec t;
-    clock_gettime(wake_clock, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (ms % 1000) * 1000000;
-    if (t.tv_nsec >= 1000000000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000;
-    }
-    return t;
+    return np_after_ms(wake_clock, ms);
 }
 
 /* Waits until JFR asks for NodeMemory, a stop, or ms milliseconds pass;
@@ -1392,14 +1379,7 @@ void np_jfr_start(JNIEnv *env, bool at_once)
         wake_clock = CLOCK_MONOTONIC;
     else
         defer_ms = 0; /* no monotonic clock to wait on: look at once */
-    pthread_t t;
-    pthread_attr_t attr;
-    e = pthread_attr_init(&attr);
-    if (e == 0) {
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        e = pthread_create(&t, &attr, watch, NULL);
-        pthread_attr_destroy(&attr);
-    }
+    e = np_thread_detached(watch, NULL);
     if (e != 0)
         np_log(np_once_level(&warned, NP_LOG_WARNING),
                "JFR: cannot start numapin's JFR thread: %s (%s); recordings get no numapin events",

@@ -2,6 +2,7 @@
 #include "np_log.h"
 
 #include "np_file.h"
+#include "np_thread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -218,13 +219,13 @@ static void to_log(const char *buf, size_t len, int lines)
  * two buffers, so the lines are made and written outside qlock) before
  * writing any line of its own, so the log keeps the order in which lines
  * were logged.  The thread wakes at the first line queued while it sleeps,
- * writes, then waits BATCH_NS before looking again: lines logged meanwhile
+ * writes, then waits BATCH_MS before looking again: lines logged meanwhile
  * go out together, in one write(2), and logging one costs a copy of its
  * data and no system call.  10 ms: at 10,000 placed threads a second, the
  * thread then wakes 100 times a second and uses about 0.3% of a CPU (about
  * 1% with 1 ms). */
 #define QUEUE_BYTES (64 * 1024)
-#define BATCH_NS 10000000L
+#define BATCH_MS 10
 
 /* A line in the queue; its maker's data follows, then padding to 8 bytes. */
 struct queued {
@@ -355,13 +356,7 @@ static void *writer_main(void *arg)
         np_log_flush();
         pthread_mutex_lock(&qlock);
         /* The batching window; np_log_stop_writer cuts it short. */
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += BATCH_NS;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = np_after_ms(CLOCK_MONOTONIC, BATCH_MS);
         while (!writer_stop && pthread_cond_timedwait(&qcond, &qlock, &until) == 0)
             ;
     }

@@ -40,6 +40,7 @@ int main(void)
     srunner_add_suite(sr, json_suite());
     srunner_add_suite(sr, topocache_suite());
     srunner_add_suite(sr, cpuset_suite());
+    srunner_add_suite(sr, thread_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -48,6 +48,7 @@ Suite *text_suite(void);
 Suite *json_suite(void);
 Suite *topocache_suite(void);
 Suite *cpuset_suite(void);
+Suite *thread_suite(void);
 
 /* The whole file, NUL-terminated, or NULL (errno set). *len may be NULL. */
 char *t_read_file(const char *path, size_t *len);
