@@ -1165,14 +1165,57 @@ ct_tasks_on() {
 
 RUNC_JAVA='"/jdk/bin/java", "-Xint", "-XX:+UseSerialGC", "-Xms16m", "-Xmx64m", "-XX:-UsePerfData"'
 
+# ct_workers NAME: "NAME:NSTID" of each fork-join worker the probe reported
+ct_workers() {
+    sed -n 's/^worker name="\(ForkJoinPool-[0-9]*-worker-[0-9]*\)" tid=\([0-9]*\) .*/\1:\2/p' $CT/$1/out.log
+}
+
+# ct_resize NAME PID CPUS WHAT: `runc update --cpuset-cpus CPUS` (within
+# node 1), as the CPU manager resizes a pod; awaited (30 s each): a new
+# replan line on CPUS, the whole JVM re-placed there, each fork-join
+# worker's latest placement on CPUS (how=replan), every thread on CPUS
+ct_resize() {
+    log=$CT/$1/probe/np.log
+    rs_n=$(grep -c '\]\[numapin\] replan ' $log)
+    runc update --cpuset-cpus $3 np-$1 && ok "$1: runc update --cpuset-cpus $3 ($4)" || fail "$1: runc update --cpuset-cpus $3 failed"
+    i=0
+    while [ "$(grep -c '\]\[numapin\] replan ' $log)" -le "$rs_n" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    l=$(grep '\]\[numapin\] replan ' $log | tail -1)
+    case $l in
+        *" node=1 slice=1/1 cpus=$3 "*" allowed=$3 "*) ok "$1 ($4): ${l#*numapin\] }" ;;
+        *) fail "$1 ($4): the latest replan line '${l#*numapin\] }', want node=1 cpus=$3 allowed=$3" ;;
+    esac
+    l=$(grep '\]\[numapin\] jvm ' $log | tail -1)
+    case $l in
+        *" cpus=$3 mem=unchanged how=replan"*) ok "$1 ($4): ${l#*numapin\] }" ;;
+        *) fail "$1 ($4): the latest jvm line '${l#*numapin\] }', want cpus=$3 how=replan" ;;
+    esac
+    for w in $(ct_workers $1); do
+        i=0
+        while [ $i -lt 300 ]; do
+            l=$(grep "\]\[numapin\] placed \"${w%%:*}\" tid=${w#*:} " $log | tail -1)
+            case $l in *" cpus=$3 mem=unchanged how=replan"*) break ;; esac
+            sleep 0.1
+            i=$((i + 1))
+        done
+        case $l in
+            *" cpus=$3 mem=unchanged how=replan"*) ok "$1 ($4): ${l#*numapin\] }" ;;
+            *) fail "$1 ($4): \"${w%%:*}\" last placed as '${l#*numapin\] }', want cpus=$3 how=replan" ;;
+        esac
+    done
+    ct_tasks_on $2 $3 "$1 ($4)"
+}
+
 # A JVM in a container made by runc, its cpuset node 0 (CPUs 0-1, memory
 # 0): numapin plans on that cpuset (group 0 of 1), places the fork-join
-# workers and the whole JVM there, memory preferred on node 0. Then
+# workers and the whole JVM there, memory preferred on node 0; numapin
+# check run inside the container names the workers by their tids there. Then
 # `runc update --cpuset-cpus 2-3 --cpuset-mems 1` moves the container to
 # node 1 (this kernel resets every thread's CPUs to 2-3 and rebinds their
 # policies): numapin re-plans within its rescan period, re-places the
 # workers and the whole JVM on 2-3, and new fork-join workers get node 1's
-# policy and their pages there.
+# policy and their pages there. Last the cpuset shrinks to CPU 3 and grows
+# back to 2-3: each a re-plan, every worker and the whole JVM re-placed.
 scenario_n3_runc() {
     tag=runc-move
     command -v runc >/dev/null || { fail "no runc in the guest"; return 1; }
@@ -1207,6 +1250,19 @@ scenario_n3_runc() {
         tids="$tids $(guest_tid $pid $nst)"
     done
     echo "note: workers' guest tids:$tids"
+    # numapin check inside the container (runc exec): the JVM is its pid 1,
+    # each worker shown by its tid there, on the CPUs numapin planned; under
+    # -XX:-UsePerfData check does not ask the JVM, and names threads as the
+    # kernel does (their first 15 bytes)
+    inside=$(runc exec np-$tag /opt/numapin/numapin check 1 2>&1)
+    echo "--- $tag: numapin check 1, inside the container"
+    echo "$inside"
+    for w in $(ct_workers $tag); do
+        k=$(echo "${w%%:*}" | cut -c1-15)
+        n=$(echo "$inside" | grep -c "^thread \"$k\" tid=${w#*:} cpus=0-1 .* name=kernel planned=0-1 drift=no\$")
+        same "$tag: check inside shows \"${w%%:*}\" (\"$k\") by its tid in the container, planned=0-1" "$n" 1
+    done
+    same "$tag: check inside sees no other namespace's ids (nstid=)" "$(echo "$inside" | grep -c nstid=)" 0
 
     # moved to node 1
     t0=$(up)
@@ -1247,6 +1303,8 @@ scenario_n3_runc() {
     grep '^worker name="ForkJoinPool-2' $CT/$tag/out.log
     n=$(grep -c '^worker name="ForkJoinPool-2-worker-[0-9]*" tid=[0-9]* cpus=2-3 policy=prefer:1 pages=\(N1=[0-9]*\)$' $CT/$tag/out.log)
     same "$tag: new workers' 8 MiB buffers: policy prefer:1, every page on node 1" "$n" 2
+    ct_resize $tag $pid 3 shrunk
+    ct_resize $tag $pid 2-3 grown
     ct_stop $tag
     echo "--- $tag: container output"
     cat $CT/$tag/out.log
@@ -1254,7 +1312,7 @@ scenario_n3_runc() {
     cat $log
     summary=$(grep '\]\[info\]\[numapin\] summary ' $log | tail -1)
     case $summary in
-        *" failed=0 "*" replans=1 mem_pages=1:"[0-9]*" mem_local=100.0% "*) ok "$tag: ${summary#*numapin\] }" ;;
+        *" failed=0 "*" replans=3 mem_pages=1:"[0-9]*" mem_local=100.0% "*) ok "$tag: ${summary#*numapin\] }" ;;
         *) fail "$tag: summary: ${summary:-none}" ;;
     esac
     grep -q '\]\[error\]\[numapin\]' $log && fail "$tag: agent logged an error"
@@ -1265,7 +1323,8 @@ scenario_n3_runc() {
 # Three containers that see the whole machine (cpuset 0-5, memory 0-2),
 # all group=auto with one lock directory bind-mounted at /run/numapin (a
 # hostPath): they take groups 0, 1 and 2, one per node, each JVM and its
-# fork-join workers on its node's CPUs with its node's memory.
+# fork-join workers on its node's CPUs with its node's memory. The
+# container of group 0 killed (runc kill KILL), a fourth takes group 0.
 scenario_n3_runc_auto() {
     command -v runc >/dev/null || { fail "no runc in the guest"; return 1; }
     cgroup2 || return 1
@@ -1320,17 +1379,43 @@ scenario_n3_runc_auto() {
     has_line auto$c info "jvm group=1 node=1 cpus=2-3 mem=unchanged how=drift threads="
     lacks_line auto$c "] replan "
     g1=auto$c
-    for c in 0 1 2; do ct_stop auto$c; done
+    # group 0's container killed, as kubelet ends a pod past its grace
+    # period: the JVM's lock goes with it, and a new container takes group 0
+    for c in 0 1 2; do
+        grep -q '\[numapin\] auto group=0 groups=3$' $CT/auto$c/probe/np.log && break
+    done
+    killed=auto$c
+    runc kill np-$killed KILL && ok "$killed (group 0): runc kill np-$killed KILL" || fail "$killed: runc kill failed"
+    i=0
+    while [ "$(runc state np-$killed 2>/dev/null | grep -o '"status": *"[a-z]*"' | grep -o '[a-z]*"$')" = 'running"' ] && [ $i -lt 300 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    runc delete -f np-$killed >/dev/null 2>&1
+    ct_bundle auto3 0-5 0-2 "[$RUNC_JAVA, \"-agentpath:$AGENT=group=auto,lockdir=/run/numapin,rescan=500,log=info:/probe/np.log\", \"-cp\", \"/tests\", \"RuncProbe\", \"2\", \"/probe/stop\", \"/probe/move\", \"200\"]" \
+        "{\"destination\": \"/run/numapin\", \"type\": \"bind\", \"source\": \"$CT/locks\", \"options\": [\"rbind\", \"rw\"]}"
+    if ct_run auto3 && ct_await auto3 '^ready pid=' 180; then
+        ln -sf $CT/auto3/probe/np.log /tmp/auto3.log
+        g=$(sed -n 's/.*\[numapin\] auto group=\([0-9]*\) groups=3$/\1/p' $CT/auto3/probe/np.log | head -1)
+        same "auto3, started after $killed was killed: the group it took" "${g:-none}" 0
+        has_line auto3 info "jvm group=0 node=0 cpus=0-1 mem=preferred:0"
+        all_threads_on "$(cat $CT/auto3/pid)" 0-1 "auto3: scope=jvm"
+    else
+        fail "auto3: never ready"
+        cat $CT/auto3/out.log
+    fi
+    for c in 0 1 2 3; do [ auto$c = $killed ] || ct_stop auto$c; done
     summary=$(grep '\]\[info\]\[numapin\] summary ' $CT/$g1/probe/np.log | tail -1)
     case $summary in
         *" drift="[1-9]*" replans=0 "*) ok "$g1: ${summary#*numapin\] }" ;;
         *) fail "$g1: summary without drift=N replans=0: ${summary:-none}" ;;
     esac
-    for c in 0 1 2; do
+    for c in 0 1 2 3; do
         echo "--- auto$c: container output"
         cat $CT/auto$c/out.log
         echo "--- auto$c: agent log"
         cat $CT/auto$c/probe/np.log
+        [ auto$c = $killed ] && continue # killed: no summary
         grep -q '\]\[info\]\[numapin\] summary .* failed=0 mem_failed=0 ' $CT/auto$c/probe/np.log &&
             ok "auto$c: summary without failures" || fail "auto$c: summary: $(grep summary $CT/auto$c/probe/np.log)"
     done
