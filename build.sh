@@ -50,6 +50,10 @@ sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
     /^(qemu-numa|test-deb|servers|containers): [0-9]+ passed, [0-9]+ failed$/ { pass += $2; fail += $4 }
     END { printf "tests: %d passed, %d failed\n", pass, fail }'
 if [ $status -ne 0 ]; then
+    # What failed, at the end where a truncated log still shows it: JUnit's
+    # failed tests (✘), the QEMU checks and the other runners' FAIL lines.
+    echo "build.sh: failed:" >&2
+    sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -aE '✘|^check FAIL|^FAIL |^[^ :]+\.c:[0-9]+:[EF]:' | cut -c1-400 | head -40 >&2
     echo "build.sh: some test suites failed (see above)" >&2
 fi
 exit $status
