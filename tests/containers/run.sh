@@ -21,10 +21,12 @@
 #   runc-host-cgroupns  runc-update without a cgroup namespace (cgroup v1)
 #   runc-seccomp-*, podman-seccomp-*  Docker's and podman's default seccomp
 #       profiles, with and without CAP_SYS_NICE
-#   runc-auto-2, runc-auto-3  group=auto in 2 and 3 containers sharing a
-#       lock directory; a container killed frees its group
-#   runc-pods-statefulset, runc-pods-auto  TierBench as two pods, one per
-#       node of the fake 2-node machine, with kubernetes.md's option strings
+#   runc-auto-2, runc-auto-3, podman-auto-2  group=auto in 2 and 3
+#       containers sharing a lock directory; a container killed (runc kill,
+#       podman kill) frees its group
+#   runc-pods-statefulset, runc-pods-auto, podman-pods-*  TierBench as two
+#       pods, one per node of the fake 2-node machine, with kubernetes.md's
+#       option strings
 #   recipe-runc, recipe-podman  docs/harness/containers.md's blocks, as written
 #
 # Ends with `containers: N passed, M failed`.  A runtime that cannot start
@@ -364,64 +366,86 @@ case_seccomp_podman() { # case_seccomp_podman NAME PROFILE|default EXTRA_CAPS_JS
 
 # auto_start NAME GROUPS MOUNT: a runc container (CPUs 0-1) with
 # group=auto,groups=GROUPS, the shared lock directory mounted at MOUNT.
-auto_start() {
-    local name=$1 groups=$2 mnt=$3
-    ct_bundle "$name" 0-1 '[]' "$(java_args "group=auto,groups=$groups,lockdir=$mnt,rescan=$rescan_ms")" \
-        '.mounts += [{destination: "'"$mnt"'", type: "bind", source: "'"$locks"'", options: ["rbind", "rw"]}]'
-    ct_run "$name" || { problems+=("runc run $name failed: $(cat "$(out "$name")")"); return 1; }
+auto_start() { # auto_start RUNTIME NAME GROUPS MOUNT: the lock directory at MOUNT
+    local rt=$1 name=$2 groups=$3 mnt=$4 args argv
+    args=$(java_args "group=auto,groups=$groups,lockdir=$mnt,rescan=$rescan_ms")
+    if [ "$rt" = runc ]; then
+        ct_bundle "$name" 0-1 '[]' "$args" \
+            '.mounts += [{destination: "'"$mnt"'", type: "bind", source: "'"$locks"'", options: ["rbind", "rw"]}]'
+        ct_run "$name" || { problems+=("runc run $name failed: $(cat "$(out "$name")")"); return 1; }
+    else
+        mapfile -t argv < <(jq -r '.[]' <<<"$args")
+        pod_run "$name" --cpuset-cpus 0-1 -v "$locks:$mnt" -- "${argv[@]}"
+    fi
     ready "$name"
 }
 group_of() { sed -nE 's/.*\[numapin\] auto group=([0-9]+) groups=.*/\1/p' "$(out "$1")" | head -1; }
 # plan_cpus GROUPS G: the CPUs of group G of GROUPS on CPUs 0-1, as numapin plan says.
 plan_cpus() { "$numapin" plan --groups "$1" --restrict 0-1 | awk -v g="$2" '$1 == g {print $NF}'; }
 
-auto_placed() { # auto_placed NAME GROUPS: placed on its group's CPUs
+auto_placed() { # auto_placed RUNTIME NAME GROUPS: placed on its group's CPUs
     local g
-    g=$(group_of "$1")
-    [ -n "$g" ] || { problems+=("$1: no auto line"); return 0; }
-    placed_on "$1" "$(hostpid runc "$1")" "$(plan_cpus "$2" "$g")"
+    g=$(group_of "$2")
+    [ -n "$g" ] || { problems+=("$2: no auto line"); return 0; }
+    placed_on "$2" "$(hostpid "$1" "$2")" "$(plan_cpus "$3" "$g")"
 }
 
-case_auto() { # case_auto GROUPS: GROUPS containers take distinct groups; one more finds none
-    local groups=$1 base=runc-auto-$1 i names=() got=() g
+# ct_kill RUNTIME NAME: the container killed (SIGKILL, as kubelet's stop
+# ends past the grace period), awaited (5 s at most) and deleted.
+ct_kill() {
+    local rt=$1 id=np-$run-$2 i
+    if [ "$rt" = runc ]; then
+        runc kill "$id" KILL
+        for ((i = 0; i < 50; i++)); do
+            [ "$(runc state "$id" 2>/dev/null | jq -r .status)" = stopped ] && break
+            sleep 0.1
+        done
+        runc delete -f "$id" >/dev/null 2>&1 || true
+    else
+        podman kill --signal KILL "$id" >/dev/null
+        # podman run --rm, attached, ends with its container
+        wait "$(cat "$work/bundles/$2/podman-run.pid")" 2>/dev/null || true
+        podman rm -f -t 0 "$id" >/dev/null 2>&1 || true
+    fi
+}
+
+# case_auto RUNTIME GROUPS: GROUPS containers take distinct groups; with 2,
+# one more finds none, and one killed frees its group for a new one
+case_auto() {
+    local rt=$1 groups=$2 base=$1-auto-$2 i names=() got=() g
     locks=$work/locks/$base
     rm -rf "$locks"
     mkdir -p "$locks"
     chmod 700 "$locks"
     for ((i = 0; i < groups; i++)); do
         # The directory at another path in every other container.
-        if [ $((i % 2)) -eq 0 ]; then auto_start "$base-c$i" "$groups" /run/numapin || return 0
-        else auto_start "$base-c$i" "$groups" /locks || return 0; fi
+        if [ $((i % 2)) -eq 0 ]; then auto_start "$rt" "$base-c$i" "$groups" /run/numapin || return 0
+        else auto_start "$rt" "$base-c$i" "$groups" /locks || return 0; fi
         names+=("$base-c$i")
     done
     for i in "${names[@]}"; do
         got+=("$(group_of "$i")")
-        auto_placed "$i" "$groups"
+        auto_placed "$rt" "$i" "$groups"
     done
     echo "  $base: containers took groups ${got[*]}"
     expect "groups taken: ${got[*]}, not 0 to $((groups - 1)) once each" \
         is "$(printf '%s\n' "${got[@]}" | sort -n | tr '\n' ' ')" "$(seq 0 $((groups - 1)) | tr '\n' ' ')"
-    [ "$groups" -eq 2 ] || { for i in "${names[@]}"; do ct_stop runc "$i"; done; return 0; }
+    [ "$groups" -eq 2 ] || { for i in "${names[@]}"; do ct_stop "$rt" "$i"; done; return 0; }
 
     # One more finds every group held and places nothing.
-    auto_start "$base-full" "$groups" /run/numapin || return 0
+    auto_start "$rt" "$base-full" "$groups" /run/numapin || return 0
     expect "the extra container does not say all groups are held" has "$(out "$base-full")" "warning.*group=auto: all $groups groups are held by other JVMs"
     expect "the extra container placed threads" is "$(count "$(out "$base-full")" '\[numapin\] placed ')" 0
-    ct_stop runc "$base-full"
+    ct_stop "$rt" "$base-full"
 
-    # The first one killed (runc kill KILL, as kubelet's stop ends in): its
-    # group is free for a new container at once.
+    # The first one killed (runc kill KILL, podman kill): its group is free
+    # for a new container at once.
     g=$(group_of "${names[0]}")
-    runc kill "np-$run-${names[0]}" KILL
-    for i in $(seq 1 50); do
-        [ "$(runc state "np-$run-${names[0]}" 2>/dev/null | jq -r .status)" = stopped ] && break
-        sleep 0.1
-    done
-    runc delete -f "np-$run-${names[0]}" >/dev/null 2>&1 || true
-    auto_start "$base-new" "$groups" /locks || return 0
+    ct_kill "$rt" "${names[0]}"
+    auto_start "$rt" "$base-new" "$groups" /locks || return 0
     expect "the new container took group $(group_of "$base-new"), not the killed one's $g" is "$(group_of "$base-new")" "$g"
-    auto_placed "$base-new" "$groups"
-    for i in "${names[@]:1}" "$base-new"; do ct_stop runc "$i"; done
+    auto_placed "$rt" "$base-new" "$groups"
+    for i in "${names[@]:1}" "$base-new"; do ct_stop "$rt" "$i"; done
 }
 
 # ---- 6: pods per node: TierBench, one container per node ----
@@ -437,11 +461,11 @@ expand() {
     printf '%s' "$v"
 }
 
-# pods NAME KIND: two TierBench pods on the fake 2-node machine.  KIND
-# statefulset: each sees both nodes (CPUs 0-1), its group from its ordinal;
-# auto: each is given one node's CPU, group=auto.
+# pods RUNTIME NAME KIND: two TierBench pods on the fake 2-node machine.
+# KIND statefulset: each sees both nodes (CPUs 0-1), its group from its
+# ordinal; auto: each is given one node's CPU, group=auto.
 pods() {
-    local base=$1 kind=$2 i cpus jto env args log w rows=()
+    local rt=$1 base=$2 kind=$3 i cpus jto env args log w rows=() e argv
     locks=$work/locks/$base
     mkdir -p "$locks"
     chmod 700 "$locks"
@@ -459,9 +483,15 @@ pods() {
         args=$(jq -cn --arg java "$jdk/bin/java" --arg cp "/opt/numapin/tierbench/classes:$hdr" \
             '[$java, "-XX:+UseSerialGC", "-Xmx128m", "-cp", $cp, "numapin.tierbench.TierBench",
               "--duration-s", "3", "--working-set-mb", "16", "--tier-threads", "1,1,1"]')
-        ct_bundle "$base-$i" "$cpus" "$env" "$args" \
-            '.mounts += [{destination: "/run/numapin", type: "bind", source: "'"$locks"'", options: ["rbind", "rw"]}]'
-        ct_run "$base-$i" || { problems+=("runc run $base-$i failed: $(cat "$(out "$base-$i")")"); return 0; }
+        if [ "$rt" = runc ]; then
+            ct_bundle "$base-$i" "$cpus" "$env" "$args" \
+                '.mounts += [{destination: "/run/numapin", type: "bind", source: "'"$locks"'", options: ["rbind", "rw"]}]'
+            ct_run "$base-$i" || { problems+=("runc run $base-$i failed: $(cat "$(out "$base-$i")")"); return 0; }
+        else
+            mapfile -t e < <(jq -r '.[] | "--env=" + .' <<<"$env")
+            mapfile -t argv < <(jq -r '.[]' <<<"$args")
+            pod_run "$base-$i" --cpuset-cpus "$cpus" -v "$locks:/run/numapin" "${e[@]}" -- "${argv[@]}"
+        fi
     done
     for i in 0 1; do
         log=$(out "$base-$i")
@@ -487,7 +517,13 @@ pods() {
     else
         problems+=("numapin report --html failed: $(head -2 "$work/$base.err")")
     fi
-    for i in 0 1; do runc delete -f "np-$run-$base-$i" >/dev/null 2>&1 || true; done
+    for i in 0 1; do
+        if [ "$rt" = runc ]; then
+            runc delete -f "np-$run-$base-$i" >/dev/null 2>&1 || true
+        else
+            wait "$(cat "$work/bundles/$base-$i/podman-run.pid")" 2>/dev/null || true
+        fi
+    done
 }
 
 # ---- the recipes of docs/harness/containers.md, as written ----
@@ -605,7 +641,7 @@ pod_nofile=$(ulimit -Hn)
 pod_nproc=$(( $(ulimit -Hu) < 32768 ? $(ulimit -Hu) : 32768 ))
 
 runc_cases="runc-cpuset runc-update runc-cpuset-jdk25 runc-update-jdk25 runc-host-cgroupns runc-seccomp-docker runc-seccomp-docker-sys-nice runc-auto-2 runc-auto-3 runc-pods-statefulset runc-pods-auto recipe-runc"
-podman_cases="podman-cpuset podman-update podman-seccomp-default recipe-podman podman-seccomp-docker podman-seccomp-docker-sys-nice"
+podman_cases="podman-cpuset podman-update podman-seccomp-default recipe-podman podman-auto-2 podman-pods-statefulset podman-pods-auto podman-seccomp-docker podman-seccomp-docker-sys-nice"
 
 why=$(runtime_probe runc)
 if [ -n "$why" ]; then
@@ -632,10 +668,10 @@ else
     else
         wanted runc-seccomp && echo "SKIP runc-seccomp-docker, runc-seccomp-docker-sys-nice: no $docker_profile (golang-github-docker-docker-dev)"
     fi
-    one runc-auto-2 case_auto 2
-    one runc-auto-3 case_auto 3
-    one runc-pods-statefulset pods runc-pods-statefulset statefulset
-    one runc-pods-auto pods runc-pods-auto auto
+    one runc-auto-2 case_auto runc 2
+    one runc-auto-3 case_auto runc 3
+    one runc-pods-statefulset pods runc runc-pods-statefulset statefulset
+    one runc-pods-auto pods runc runc-pods-auto auto
     one recipe-runc case_recipe_runc
 fi
 
@@ -649,6 +685,9 @@ else
     one podman-update case_update podman podman-update
     one podman-seccomp-default case_seccomp_podman podman-seccomp-default default '[]'
     one recipe-podman case_recipe_podman
+    one podman-auto-2 case_auto podman 2
+    one podman-pods-statefulset pods podman podman-pods-statefulset statefulset
+    one podman-pods-auto pods podman podman-pods-auto auto
     if [ -f "$docker_profile" ]; then
         one podman-seccomp-docker case_seccomp_podman podman-seccomp-docker "$docker_profile" '[]'
         one podman-seccomp-docker-sys-nice case_seccomp_podman podman-seccomp-docker-sys-nice "$docker_profile" '["CAP_SYS_NICE"]'

@@ -1118,15 +1118,20 @@ ct_await() {
     grep -q -- "$2" $CT/$1/out.log
 }
 
-# ct_stop NAME: the stop file, the container awaited (30 s), deleted
-ct_stop() {
-    touch $CT/$1/probe/stop
+# ct_delete NAME: the container awaited until it no longer runs (30 s), deleted
+ct_delete() {
     i=0
     while [ "$(runc state np-$1 2>/dev/null | grep -o '"status": *"[a-z]*"' | grep -o '[a-z]*"$')" = 'running"' ] && [ $i -lt 300 ]; do
         sleep 0.1
         i=$((i + 1))
     done
     runc delete -f np-$1 >/dev/null 2>&1
+}
+
+# ct_stop NAME: the stop file, then ct_delete
+ct_stop() {
+    touch $CT/$1/probe/stop
+    ct_delete $1
 }
 
 # guest_tid PID NSTID: the guest's id of the thread whose id in the
@@ -1386,12 +1391,7 @@ scenario_n3_runc_auto() {
     done
     killed=auto$c
     runc kill np-$killed KILL && ok "$killed (group 0): runc kill np-$killed KILL" || fail "$killed: runc kill failed"
-    i=0
-    while [ "$(runc state np-$killed 2>/dev/null | grep -o '"status": *"[a-z]*"' | grep -o '[a-z]*"$')" = 'running"' ] && [ $i -lt 300 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
-    runc delete -f np-$killed >/dev/null 2>&1
+    ct_delete $killed
     ct_bundle auto3 0-5 0-2 "[$RUNC_JAVA, \"-agentpath:$AGENT=group=auto,lockdir=/run/numapin,rescan=500,log=info:/probe/np.log\", \"-cp\", \"/tests\", \"RuncProbe\", \"2\", \"/probe/stop\", \"/probe/move\", \"200\"]" \
         "{\"destination\": \"/run/numapin\", \"type\": \"bind\", \"source\": \"$CT/locks\", \"options\": [\"rbind\", \"rw\"]}"
     if ct_run auto3 && ct_await auto3 '^ready pid=' 180; then
