@@ -77,22 +77,30 @@ ct_run() {
     runc run -d --pid-file "$b/pid" --bundle "$b" "np-$run-$name" >"$b/out.log" 2>&1 </dev/null
 }
 
-# pod_run NAME PODMAN_OPTION... -- CMD...: podman run of the same rootfs
-# and mounts, attached, in the background, its output in out.log.
-# podman raises RLIMIT_NOFILE and RLIMIT_NPROC above the hard limits of
-# its own process by default; --ulimit gives them at or under those.
-pod_run() {
+# pod_argv NAME PODMAN_OPTION... -- CMD...: pod_cmd set to the podman run
+# of the same rootfs and mounts (/probe: bundles/NAME/probe).  podman
+# raises RLIMIT_NOFILE and RLIMIT_NPROC above the hard limits of its own
+# process by default; --ulimit gives them at or under those.
+pod_argv() {
     local name=$1 b=$work/bundles/$1
     shift
     local opts=()
     while [ "$1" != -- ]; do opts+=("$1"); shift; done
     shift
+    pod_cmd=(podman run --rm --name "np-$run-$name" --network none --runtime runc
+        --ulimit "nofile=$pod_nofile:$pod_nofile" --ulimit "nproc=$pod_nproc:$pod_nproc"
+        --cgroupns private -v /usr:/usr:ro -v /etc:/etc:ro -v "$build:/opt/numapin:ro" -v "$b/probe:/probe"
+        ${opts[@]+"${opts[@]}"} --rootfs "$rootfs" "$@")
+}
+
+# pod_run NAME PODMAN_OPTION... -- CMD...: pod_argv's command, attached, in
+# the background, its output in out.log.
+pod_run() {
+    local b=$work/bundles/$1
     mkdir -p "$b/probe"
-    pods+=("np-$run-$name")
-    podman run --rm --name "np-$run-$name" --network none --runtime runc \
-        --ulimit "nofile=$pod_nofile:$pod_nofile" --ulimit "nproc=$pod_nproc:$pod_nproc" \
-        --cgroupns private -v /usr:/usr:ro -v /etc:/etc:ro -v "$build:/opt/numapin:ro" -v "$b/probe:/probe" \
-        "${opts[@]}" --rootfs "$rootfs" "$@" >"$b/out.log" 2>&1 </dev/null &
+    pods+=("np-$run-$1")
+    pod_argv "$@"
+    "${pod_cmd[@]}" >"$b/out.log" 2>&1 </dev/null &
     echo $! > "$b/podman-run.pid"
 }
 

@@ -461,15 +461,30 @@ expand() {
     printf '%s' "$v"
 }
 
-# pods RUNTIME NAME KIND: two TierBench pods on the fake 2-node machine.
+# pods RUNTIME NAME KIND: two TierBench pods on the fake 2-node machine,
+# run at once by `numapin groups --groups 2` (runc run in the foreground, or
+# podman run, as each group's command; the JVMs in the containers take their
+# options from the containers' environment, not from the JAVA_TOOL_OPTIONS
+# numapin groups gives the runtime), which prints the table of the run.
 # KIND statefulset: each sees both nodes (CPUs 0-1), its group from its
 # ordinal; auto: each is given one node's CPU, group=auto.
 pods() {
-    local rt=$1 base=$2 kind=$3 i cpus jto env args log w rows=() e argv
+    local rt=$1 base=$2 kind=$3 i cpus jto env args log w e argv cmd rc=0 ords
     locks=$work/locks/$base
     mkdir -p "$locks"
     chmod 700 "$locks"
-    for i in 0 1; do
+    # runc: a bundle for each ordinal; podman: one command line, {group}
+    # where the ordinal goes, which numapin groups fills in for each
+    if [ "$rt" = runc ]; then
+        ords=(0 1)
+    else
+        ords=('{group}')
+        for i in 0 1; do
+            mkdir -p "$work/bundles/$base-$i/probe"
+            pods+=("np-$run-$base-$i")
+        done
+    fi
+    for i in "${ords[@]}"; do
         if [ "$kind" = statefulset ]; then
             cpus=0-1
             jto=$(expand "$(k8s_value statefulset-env)" "POD_INDEX=$i")
@@ -486,17 +501,28 @@ pods() {
         if [ "$rt" = runc ]; then
             ct_bundle "$base-$i" "$cpus" "$env" "$args" \
                 '.mounts += [{destination: "/run/numapin", type: "bind", source: "'"$locks"'", options: ["rbind", "rw"]}]'
-            ct_run "$base-$i" || { problems+=("runc run $base-$i failed: $(cat "$(out "$base-$i")")"); return 0; }
+            ids+=("np-$run-$base-$i")
         else
             mapfile -t e < <(jq -r '.[] | "--env=" + .' <<<"$env")
             mapfile -t argv < <(jq -r '.[]' <<<"$args")
-            pod_run "$base-$i" --cpuset-cpus "$cpus" -v "$locks:/run/numapin" "${e[@]}" -- "${argv[@]}"
+            pod_argv "$base-$i" --cpuset-cpus "$cpus" -v "$locks:/run/numapin" "${e[@]}" -- "${argv[@]}"
         fi
     done
+    if [ "$rt" = runc ]; then
+        cmd=(runc run --bundle "$work/bundles/$base-{group}" "np-$run-$base-{group}")
+    else
+        cmd=("${pod_cmd[@]}")
+    fi
+    rm -rf "$work/$base"
+    HWLOC_SYNTHETIC="pack:1 numa:2 core:1 pu:1" HWLOC_THISSYSTEM=1 \
+        timeout 120 "$numapin" groups --groups 2 --logs "$work/$base" -- "${cmd[@]}" >"$work/$base.table" 2>&1 </dev/null || rc=$?
+    sed 's/^/  /' "$work/$base.table"
+    expect "numapin groups exited $rc" is "$rc" 0
+    expect "the table has not two rows of groups that exited 0" is "$(awk '$1 ~ /^[01]$/ && $2 == 0' "$work/$base.table" | wc -l)" 2
     for i in 0 1; do
-        log=$(out "$base-$i")
-        await "$log" '^result throughput=' 60 || { problems+=("$base-$i: TierBench gave no result: $(tail -3 "$log" | tr '\n' ' ')"); continue; }
-        await "$log" '\[numapin\] report ' 10 || problems+=("$base-$i: no report line at exit")
+        log=$work/$base/group-$i.log
+        grep -qE '^result throughput=' "$log" 2>/dev/null || { problems+=("$base-$i: TierBench gave no result: $(tail -3 "$log" | tr '\n' ' ')"); continue; }
+        expect "$base-$i: no report line at exit" has "$log" '\[numapin\] report '
         if [ "$kind" = auto ]; then
             expect "$base-$i: no auto group=0 groups=1 lock=none" has "$log" '\[numapin\] auto group=0 groups=1 lock=none'
         fi
@@ -505,11 +531,7 @@ pods() {
             expect "$base-$i: numapin did not place $w on node $i CPU $i" has "$log" "placed \"$w\" tid=[0-9]+ group=[01] node=$i cpus=$i "
             expect "$base-$i: $w did not run on CPU $i (TierBench's placement table)" has "$log" "^  $w +tid=[0-9]+ cpus=$i$"
         done
-        rows+=("$(printf '%-28s %-5s %-5s %-5s %s' "$base-$i" "$(sed -nE 's/.*\[numapin\] plan group=([0-9]+) .*/\1/p' "$log")" "$i" "$i" \
-            "$(sed -nE 's/^result throughput=([0-9]+) .*/\1/p' "$log")")")
     done
-    echo "  container                    group node  cpus  throughput"
-    printf '  %s\n' "${rows[@]}"
     # The page of the run, from the pods' reports, as numapin groups --html writes it.
     if "$numapin" report "$work/bundles/$base-0/probe/report.json" "$work/bundles/$base-1/probe/report.json" \
         --synthetic "pack:1 numa:2 core:1 pu:1" --html "$work/$base.html" >/dev/null 2>"$work/$base.err"; then
@@ -517,13 +539,6 @@ pods() {
     else
         problems+=("numapin report --html failed: $(head -2 "$work/$base.err")")
     fi
-    for i in 0 1; do
-        if [ "$rt" = runc ]; then
-            runc delete -f "np-$run-$base-$i" >/dev/null 2>&1 || true
-        else
-            wait "$(cat "$work/bundles/$base-$i/podman-run.pid")" 2>/dev/null || true
-        fi
-    done
 }
 
 # ---- the recipes of docs/harness/containers.md, as written ----
