@@ -364,9 +364,9 @@ case_seccomp_podman() { # case_seccomp_podman NAME PROFILE|default EXTRA_CAPS_JS
 
 # ---- 4: group=auto across containers sharing a lock directory ----
 
-# auto_start NAME GROUPS MOUNT: a runc container (CPUs 0-1) with
-# group=auto,groups=GROUPS, the shared lock directory mounted at MOUNT.
-auto_start() { # auto_start RUNTIME NAME GROUPS MOUNT: the lock directory at MOUNT
+# auto_start RUNTIME NAME GROUPS MOUNT: a container of RUNTIME (CPUs 0-1)
+# with group=auto,groups=GROUPS, the shared lock directory mounted at MOUNT.
+auto_start() {
     local rt=$1 name=$2 groups=$3 mnt=$4 args argv
     args=$(java_args "group=auto,groups=$groups,lockdir=$mnt,rescan=$rescan_ms")
     if [ "$rt" = runc ]; then

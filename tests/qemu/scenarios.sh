@@ -1182,12 +1182,14 @@ ct_workers() {
 ct_resize() {
     log=$CT/$1/probe/np.log
     rs_n=$(grep -c '\]\[numapin\] replan ' $log)
+    t0=$(up)
     runc update --cpuset-cpus $3 np-$1 && ok "$1: runc update --cpuset-cpus $3 ($4)" || fail "$1: runc update --cpuset-cpus $3 failed"
     i=0
     while [ "$(grep -c '\]\[numapin\] replan ' $log)" -le "$rs_n" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    took=$(awk -v a="$t0" -v b="$(up)" 'BEGIN {printf "%.1f", b - a}')
     l=$(grep '\]\[numapin\] replan ' $log | tail -1)
     case $l in
-        *" node=1 slice=1/1 cpus=$3 "*" allowed=$3 "*) ok "$1 ($4): ${l#*numapin\] }" ;;
+        *" node=1 slice=1/1 cpus=$3 "*" allowed=$3 "*) ok "$1 ($4): after ${took} s: ${l#*numapin\] }" ;;
         *) fail "$1 ($4): the latest replan line '${l#*numapin\] }', want node=1 cpus=$3 allowed=$3" ;;
     esac
     l=$(grep '\]\[numapin\] jvm ' $log | tail -1)
