@@ -1327,6 +1327,24 @@ scenario_n3_runc() {
     verdict
 }
 
+# auto_bundle NAME: a container that sees the whole machine, its JVM
+# group=auto with the lock directory $CT/locks bind-mounted at /run/numapin
+auto_bundle() {
+    ct_bundle $1 0-5 0-2 "[$RUNC_JAVA, \"-agentpath:$AGENT=group=auto,lockdir=/run/numapin,rescan=500,log=info:/probe/np.log\", \"-cp\", \"/tests\", \"RuncProbe\", \"2\", \"/probe/stop\", \"/probe/move\", \"200\"]" \
+            "{\"destination\": \"/run/numapin\", \"type\": \"bind\", \"source\": \"$CT/locks\", \"options\": [\"rbind\", \"rw\"]}"
+}
+
+# auto_group NAME: the group the container's JVM took, from its auto line
+auto_group() { sed -n 's/.*\[numapin\] auto group=\([0-9]*\) groups=3$/\1/p' $CT/$1/probe/np.log | head -1; }
+
+# auto_holder G: N of the container autoN (auto0 to auto2) whose JVM took group G
+auto_holder() {
+    for h in 0 1 2; do
+        [ "$(auto_group auto$h)" = "$1" ] && { echo $h; return 0; }
+    done
+    return 1
+}
+
 # Three containers that see the whole machine (cpuset 0-5, memory 0-2),
 # all group=auto with one lock directory bind-mounted at /run/numapin (a
 # hostPath): they take groups 0, 1 and 2, one per node, each JVM and its
@@ -1338,8 +1356,7 @@ scenario_n3_runc_auto() {
     ct_rootfs
     mkdir -m 700 $CT/locks
     for c in 0 1 2; do
-        ct_bundle auto$c 0-5 0-2 "[$RUNC_JAVA, \"-agentpath:$AGENT=group=auto,lockdir=/run/numapin,rescan=500,log=info:/probe/np.log\", \"-cp\", \"/tests\", \"RuncProbe\", \"2\", \"/probe/stop\", \"/probe/move\", \"200\"]" \
-            "{\"destination\": \"/run/numapin\", \"type\": \"bind\", \"source\": \"$CT/locks\", \"options\": [\"rbind\", \"rw\"]}"
+        auto_bundle auto$c
         ct_run auto$c || return 1
     done
     taken=
@@ -1350,7 +1367,7 @@ scenario_n3_runc_auto() {
     for c in 0 1 2; do
         log=$CT/auto$c/probe/np.log
         ln -sf $log /tmp/auto$c.log
-        g=$(sed -n 's/.*\[numapin\] auto group=\([0-9]*\) groups=3$/\1/p' $log | head -1)
+        g=$(auto_group auto$c)
         echo "note: container auto$c took group ${g:-none}"
         taken="$taken ${g:-none}"
         [ -n "$g" ] || { fail "auto$c: no auto line"; continue; }
@@ -1368,9 +1385,7 @@ scenario_n3_runc_auto() {
     # The container of group 1 given CPUs 1-5: the plan of group 1 (node
     # 1, CPUs 2-3) stays, but this kernel resets every thread of the
     # container to 1-5; numapin puts them back (how=drift)
-    for c in 0 1 2; do
-        grep -q '\[numapin\] auto group=1 groups=3$' $CT/auto$c/probe/np.log && break
-    done
+    c=$(auto_holder 1)
     pid=$(cat $CT/auto$c/pid)
     log=$CT/auto$c/probe/np.log
     runc update --cpuset-cpus 1-5 np-auto$c && ok "auto$c (group 1): runc update --cpuset-cpus 1-5" || fail "auto$c: runc update failed"
@@ -1388,17 +1403,13 @@ scenario_n3_runc_auto() {
     g1=auto$c
     # group 0's container killed, as kubelet ends a pod past its grace
     # period: the JVM's lock goes with it, and a new container takes group 0
-    for c in 0 1 2; do
-        grep -q '\[numapin\] auto group=0 groups=3$' $CT/auto$c/probe/np.log && break
-    done
-    killed=auto$c
+    killed=auto$(auto_holder 0)
     runc kill np-$killed KILL && ok "$killed (group 0): runc kill np-$killed KILL" || fail "$killed: runc kill failed"
     ct_delete $killed
-    ct_bundle auto3 0-5 0-2 "[$RUNC_JAVA, \"-agentpath:$AGENT=group=auto,lockdir=/run/numapin,rescan=500,log=info:/probe/np.log\", \"-cp\", \"/tests\", \"RuncProbe\", \"2\", \"/probe/stop\", \"/probe/move\", \"200\"]" \
-        "{\"destination\": \"/run/numapin\", \"type\": \"bind\", \"source\": \"$CT/locks\", \"options\": [\"rbind\", \"rw\"]}"
+    auto_bundle auto3
     if ct_run auto3 && ct_await auto3 '^ready pid=' 180; then
         ln -sf $CT/auto3/probe/np.log /tmp/auto3.log
-        g=$(sed -n 's/.*\[numapin\] auto group=\([0-9]*\) groups=3$/\1/p' $CT/auto3/probe/np.log | head -1)
+        g=$(auto_group auto3)
         same "auto3, started after $killed was killed: the group it took" "${g:-none}" 0
         has_line auto3 info "jvm group=0 node=0 cpus=0-1 mem=preferred:0"
         all_threads_on "$(cat $CT/auto3/pid)" 0-1 "auto3: scope=jvm"
