@@ -65,7 +65,8 @@ EOF
 # discovers the machine and writes the file).
 warm="topocache=$out/warm"
 cold="topocache=$out/cold"
-# name | A's -agentpath argument (empty: none) | B's
+# name | A's -agentpath argument (empty: none) | B's (SPIN: the control's
+# wait for the program, in ns)
 comparisons=(
     "numapin, no options (one group: scope=threads), cache warm||-agentpath:$agent=$warm"
     "numapin, group 0 of 2 (scope=jvm: the whole JVM on CPU 0), cache warm||-agentpath:$agent=groups=2,group=0,$warm"
@@ -73,7 +74,7 @@ comparisons=(
     "numapin, group 0 of 2, cache cold (discovered and written)||-agentpath:$agent=groups=2,group=0,$cold"
     "numapin, group 0 of 2, topocache=off (discovered)||-agentpath:$agent=groups=2,group=0,topocache=off"
     "numapin, group 0 of 2, cache warm, against the same with topocache=off|-agentpath:$agent=groups=2,group=0,topocache=off|-agentpath:$agent=groups=2,group=0,$warm"
-    "control: the floor agent and the target's margin spun at load, against the floor|-agentpath:$floor|(the floor and spin[g])"
+    "control: the floor agent and the target's margin spun at load, against the floor|-agentpath:$floor|-agentpath:$floor=load_spin=SPIN"
 )
 programs=("-version" "Hello")
 ncmp=${#comparisons[@]}
@@ -90,12 +91,11 @@ run() {
 }
 
 # One JVM of each kind first, not counted (page cache, the floor's build).
-for c in $(seq 0 $((ncmp - 2))); do
+for c in $(seq 0 $((ncmp - 1))); do
     IFS='|' read -r _ a b <<<"${comparisons[$c]}"
     run "$a" -version >/dev/null
-    run "$b" -version >/dev/null
+    run "${b//SPIN/1}" -version >/dev/null
 done
-run "-agentpath:$floor" -version >/dev/null
 # The control's cost, for each program: the target's margin of its median
 # wall time without an agent, over 7 JVMs.
 spin=()
@@ -108,12 +108,12 @@ for p in $(seq 1 "$pairs"); do
     for c in $(seq 0 $((ncmp - 1))); do
         IFS='|' read -r name a b <<<"${comparisons[$c]}"
         for g in 0 1; do
-            [ "$c" != "$control" ] || b="-agentpath:$floor=load_spin=${spin[g]}"
+            bg=${b//SPIN/${spin[g]}}
             if [ $((RANDOM % 2)) = 0 ]; then
                 read -r wa ca < <(run "$a" "${programs[$g]}")
-                read -r wb cb < <(run "$b" "${programs[$g]}")
+                read -r wb cb < <(run "$bg" "${programs[$g]}")
             else
-                read -r wb cb < <(run "$b" "${programs[$g]}")
+                read -r wb cb < <(run "$bg" "${programs[$g]}")
                 read -r wa ca < <(run "$a" "${programs[$g]}")
             fi
             echo "$c $g $wa $ca $wb $cb" >>"$out/pairs"
