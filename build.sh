@@ -39,7 +39,9 @@ for target in $(make -s print-test-targets); do
         status=1
     fi
 done
-sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
+# The log without its colours, as the runners' counts are read from it.
+plain_log() { sed 's/\x1b\[[0-9;]*m//g' "$log"; }
+plain_log | awk '
     /Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+/ {
         match($0, /Checks: [0-9]+/); n = substr($0, RSTART + 8, RLENGTH - 8)
         match($0, /Failures: [0-9]+/); f = substr($0, RSTART + 10, RLENGTH - 10)
@@ -51,9 +53,10 @@ sed 's/\x1b\[[0-9;]*m//g' "$log" | awk '
     END { printf "tests: %d passed, %d failed\n", pass, fail }'
 if [ $status -ne 0 ]; then
     # What failed, at the end where a truncated log still shows it: JUnit's
-    # failed tests (✘), the QEMU checks and the other runners' FAIL lines.
+    # failed tests (✘), the QEMU checks, the other runners' FAIL lines and
+    # Check's failures (FILE.c:LINE:F: or :E:).
     echo "build.sh: failed:" >&2
-    sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -aE '✘|^check FAIL|^FAIL |^[^ :]+\.c:[0-9]+:[EF]:' | cut -c1-400 | head -40 >&2
+    plain_log | grep -aE '✘|^check FAIL|^FAIL |^[^ :]+\.c:[0-9]+:[EF]:' | cut -c1-400 | head -40 >&2
     echo "build.sh: some test suites failed (see above)" >&2
 fi
 exit $status
