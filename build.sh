@@ -32,11 +32,13 @@ make -j"$jobs" all
 log=build/test-output.log
 : > "$log"
 status=0
+failed=()
 for target in $(make -s print-test-targets); do
     echo "=== make $target"
     if ! make "$target" 2>&1 | tee -a "$log"; then
         echo "=== make $target FAILED"
         status=1
+        failed+=("$target")
     fi
 done
 # The log without its colours, as the runners' counts are read from it.
@@ -52,11 +54,13 @@ plain_log | awk '
     /^(qemu-numa|test-deb|servers|containers): [0-9]+ passed, [0-9]+ failed$/ { pass += $2; fail += $4 }
     END { printf "tests: %d passed, %d failed\n", pass, fail }'
 if [ $status -ne 0 ]; then
-    # What failed, at the end where a truncated log still shows it: JUnit's
-    # failed tests (✘), the QEMU checks, the other runners' FAIL lines and
-    # Check's failures (FILE.c:LINE:F: or :E:).
-    echo "build.sh: failed:" >&2
-    plain_log | grep -aE '✘|^check FAIL|^FAIL |^[^ :]+\.c:[0-9]+:[EF]:' | cut -c1-400 | head -40 >&2
+    # What failed, at the end where a truncated log still shows it: the
+    # suites, then JUnit's failed tests (✘), the QEMU checks, the other
+    # runners' FAIL lines, the fuzzers' and Check's failures (FILE.c:LINE:F:
+    # or :E:).
+    echo "build.sh: failed: ${failed[*]}" >&2
+    plain_log | grep -aE '✘|^check FAIL|^FAIL |^fuzz_[a-z]+: FAILED|^fuzz: check failed|^[^ :]+\.c:[0-9]+:[EF]:' |
+        cut -c1-400 | head -40 >&2
     echo "build.sh: some test suites failed (see above)" >&2
 fi
 exit $status

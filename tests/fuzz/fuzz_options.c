@@ -28,12 +28,12 @@ static void check_accepted(const struct np_options *o, const char *s)
                "rescan=%d accepted from '%s'", o->rescan_ms, s);
     FUZZ_CHECK(o->cpukind >= NP_CPUKIND_ANY && o->cpukind <= 255, "cpukind=%d accepted from '%s'",
                o->cpukind, s);
-    FUZZ_CHECK((int)o->cpus >= NP_CPUS_NODE && o->cpus <= NP_CPUS_PU, "cpus=%d", (int)o->cpus);
-    FUZZ_CHECK((int)o->domain >= NP_DOMAIN_NODE && o->domain <= NP_DOMAIN_L3, "domain=%d",
+    /* Each mode is one of the values its name table lists. */
+    FUZZ_CHECK((int)o->cpus >= 0 && (int)o->cpus < np_cpus_mode_names.n, "cpus=%d", (int)o->cpus);
+    FUZZ_CHECK((int)o->domain >= 0 && (int)o->domain < np_domain_names.n, "domain=%d",
                (int)o->domain);
-    FUZZ_CHECK((int)o->scope >= NP_SCOPE_THREADS && o->scope <= NP_SCOPE_JVM, "scope=%d",
-               (int)o->scope);
-    FUZZ_CHECK((int)o->mem >= NP_MEM_PREFERRED && o->mem <= NP_MEM_NONE, "mem=%d", (int)o->mem);
+    FUZZ_CHECK((int)o->scope >= 0 && (int)o->scope < np_scope_names.n, "scope=%d", (int)o->scope);
+    FUZZ_CHECK((int)o->mem >= 0 && (int)o->mem < np_mem_mode_names.n, "mem=%d", (int)o->mem);
     FUZZ_CHECK(o->log_level >= NP_LOG_OFF && o->log_level <= NP_LOG_TRACE, "log level %d",
                (int)o->log_level);
     FUZZ_CHECK(o->log_file == NULL || o->log_file[0] != '\0', "an empty log file accepted from '%s'",
