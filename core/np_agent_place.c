@@ -64,8 +64,8 @@ static void end_with_thread(struct np_agent *a, pid_t tid)
  * time on a one-CPU group meets the thread before it still exiting (for
  * up to milliseconds, measured).  So there a count above the CPUs at a
  * thread's start is a suspicion, noted with that thread's name; the next
- * thread to exit counts again without itself, which clears it or confirms
- * it.  The advice is then given where a JNI environment is (JFR hears of
+ * thread to exit (or the first of those the JVM's list no longer has)
+ * counts again without itself, which clears it or confirms it.  The advice is then given where a JNI environment is (JFR hears of
  * it): at the next thread start, the periodic check or exit, which also
  * count again a suspicion no exit has answered. */
 enum { SUSPECT_NONE, SUSPECT_NOTED, SUSPECT_CONFIRMED };
@@ -123,23 +123,34 @@ static void check_oversubscribed(struct np_agent *a, int live, int cpus, const c
     pthread_mutex_unlock(&suspect_lock);
 }
 
-/* At an exit, the exiting thread's entry ended: a noted suspicion is
- * cleared, or confirmed with the count now. */
-static void answer_suspect(struct np_agent *a)
+/* Under suspect_lock, at an exit: a noted suspicion is cleared, or
+ * confirmed with `live`, the count without the exiting thread. */
+static void answer_locked(struct np_agent *a, int live)
 {
     if (atomic_load(&a->suspect) != SUSPECT_NOTED)
         return;
-    pthread_mutex_lock(&suspect_lock);
-    if (atomic_load(&a->suspect) == SUSPECT_NOTED) {
-        int live = np_record_live(a->record);
-        const struct np_targets *t = np_agent_targets(a);
-        if (t->none || live <= t->nplace_cpus) {
-            atomic_store(&a->suspect, SUSPECT_NONE);
-        } else {
-            a->suspect_live = live;
-            atomic_store(&a->suspect, SUSPECT_CONFIRMED);
-        }
+    const struct np_targets *t = np_agent_targets(a);
+    if (t->none || live <= t->nplace_cpus) {
+        atomic_store(&a->suspect, SUSPECT_NONE);
+    } else {
+        a->suspect_live = live;
+        atomic_store(&a->suspect, SUSPECT_CONFIRMED);
     }
+}
+
+/* At an exit: ends the exiting thread's entry and answers a noted
+ * suspicion.  While one is noted the ending and the count hold the lock
+ * together, so of threads exiting at once (a pool shut down) the first
+ * counts the others as still live, not as ended. */
+static void end_answering(struct np_agent *a, pid_t tid)
+{
+    if (atomic_load(&a->suspect) != SUSPECT_NOTED) {
+        np_record_end_tid(a->record, tid);
+        return;
+    }
+    pthread_mutex_lock(&suspect_lock);
+    np_record_end_tid(a->record, tid);
+    answer_locked(a, np_record_live(a->record));
     pthread_mutex_unlock(&suspect_lock);
 }
 
@@ -410,10 +421,11 @@ void np_agent_thread_ended(struct np_agent *a, pid_t tid)
         return;
     /* By its id rather than a thread-local pointer: thread-local storage
      * in a library loaded late is allocated for each new thread. */
-    np_record_end_tid(a->record, tid);
     if (a->end_at_exit) {
         pthread_setspecific(exit_key, NULL); /* ended already */
-        answer_suspect(a);
+        end_answering(a, tid);
+    } else {
+        np_record_end_tid(a->record, tid);
     }
 }
 
@@ -426,7 +438,19 @@ void np_agent_running(struct np_agent *a, unsigned long since, pid_t *tids, int 
 {
     if (!a->active || !a->end_at_exit)
         return;
-    int ended = np_record_end_absent(a->record, tids, n, since);
+    int ended;
+    if (atomic_load(&a->suspect) != SUSPECT_NOTED) {
+        ended = np_record_end_absent(a->record, tids, n, since);
+    } else {
+        /* The entries the list lacks end as their exits would have, one
+         * after another: the first answers, counting the others live. */
+        pthread_mutex_lock(&suspect_lock);
+        int live = np_record_live(a->record);
+        ended = np_record_end_absent(a->record, tids, n, since);
+        if (ended > 0)
+            answer_locked(a, live - 1);
+        pthread_mutex_unlock(&suspect_lock);
+    }
     if (ended > 0 && np_log_enabled(NP_LOG_DEBUG))
         np_log(NP_LOG_DEBUG, "%d threads gone from the JVM's list but not yet exited: their "
                              "entries end now", ended);

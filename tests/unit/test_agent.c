@@ -1433,6 +1433,73 @@ START_TEST(oversubscription_confirmed_later)
 }
 END_TEST
 
+/* Threads that end at once, gone from the JVM's list together (a pool
+ * shut down just before exit) or exiting together, answer a suspicion as
+ * exits one after another: the first counts the others still live. */
+START_TEST(oversubscription_answered_by_threads_ending_at_once)
+{
+    for (int round = 0; round < 2; round++) {
+        bool listed = round == 0;
+        char path[600];
+        snprintf(path, sizeof path, "%s/round%d.log", dir, round);
+        struct np_agent *a = create("group=0,log=info:%s", path); /* one CPU */
+        sem_t placed, may_end;
+        sem_init(&placed, 0, 0);
+        sem_init(&may_end, 0, 0);
+        struct job j[3];
+        pthread_t t[3];
+        for (int k = 0; k < 3; k++) {
+            j[k] = (struct job){a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1,
+                                true, NULL};
+            ck_assert_int_eq(pthread_create(&t[k], NULL, job_main, &j[k]), 0);
+            while (sem_wait(&placed) != 0)
+                ;
+        }
+        if (listed) /* none of the three is in the JVM's list */
+            np_agent_running(a, np_agent_listing(a), NULL, 0);
+        for (int k = 0; k < 3; k++)
+            sem_post(&may_end);
+        for (int k = 0; k < 3; k++)
+            ck_assert_int_eq(pthread_join(t[k], NULL), 0);
+        ck_assert_int_eq(live_entries(a), 0);
+        np_agent_summary(a);
+        char *log = slurp(path);
+        ck_assert_msg(t_count_lines(log, "[warning][numapin] advice: 2 placed threads are live on "
+                                         "this group's 1 CPUs") == 1,
+                      "%s: %s", listed ? "the list" : "the exits", log);
+        free(log);
+        np_agent_destroy(a);
+        unplace();
+    }
+
+    /* A loop's thread joined but not yet exited, and the next one, both
+     * gone from the list: the first counts only the second. */
+    struct np_agent *a = create("group=0,log=info:%s", log_path);
+    sem_t placed, may_end;
+    sem_init(&placed, 0, 0);
+    sem_init(&may_end, 0, 0);
+    struct job j[2];
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++) {
+        j[k] = (struct job){a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true, NULL};
+        ck_assert_int_eq(pthread_create(&t[k], NULL, job_main, &j[k]), 0);
+        while (sem_wait(&placed) != 0)
+            ;
+    }
+    np_agent_running(a, np_agent_listing(a), NULL, 0);
+    np_agent_summary(a);
+    char *log = slurp(log_path);
+    ck_assert_int_eq(t_count_lines(log, "placed threads are live on"), 0);
+    free(log);
+    for (int k = 0; k < 2; k++)
+        sem_post(&may_end);
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(pthread_join(t[k], NULL), 0);
+    np_agent_destroy(a);
+    unplace();
+}
+END_TEST
+
 /* The JVM's list of running threads ends the entries it lacks (a thread
  * joined but not yet exited), except those added after it was taken. */
 START_TEST(running_list_ends_the_absent)
@@ -1787,6 +1854,7 @@ Suite *agent_suite(void)
     tcase_add_test(tc, sink_told_of_outside_placements);
     tcase_add_test(tc, thread_end_only_where_needed);
     tcase_add_test(tc, oversubscription_confirmed_later);
+    tcase_add_test(tc, oversubscription_answered_by_threads_ending_at_once);
     tcase_add_test(tc, running_list_ends_the_absent);
     tcase_add_test(tc, report_and_log_must_differ);
     tcase_add_test(tc, refused_files_say_why);
