@@ -5,14 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK 1024     /* entries per chunk: a pointer to an entry stays valid */
+/* Entries are in chunks that never move, so a pointer to one stays valid:
+ * the first FIRST_CHUNK entries, each next chunk twice the last up to
+ * CHUNK, then CHUNK each.  A JVM that places a few threads allocates and
+ * clears a few kilobytes, not CHUNK entries, in its first ThreadStart. */
+#define FIRST_CHUNK 32
+#define GROWING 5                                    /* chunks of FIRST_CHUNK << k, k < GROWING */
+#define CHUNK (FIRST_CHUNK << GROWING)               /* 1024 */
+#define GROWN (FIRST_CHUNK * ((1 << GROWING) - 1))   /* entries in the growing chunks: 992 */
 #define BUCKETS 4096   /* live entries by tid */
 
 struct np_record {
     pthread_mutex_t lock;
     struct np_entry **chunks;
     int nchunks;
-    int n;              /* entries allocated */
+    int n;              /* entries in use or free */
+    int cap;            /* entries in the chunks */
     unsigned long seq;  /* entries ever added */
     struct np_entry *ended_first, *ended_last; /* ended and kept, oldest first */
     int nended;
@@ -58,9 +66,19 @@ struct np_record *np_record_create(int nslots, int keep_ended)
     return r;
 }
 
+static int chunk_entries(int k)
+{
+    return k < GROWING ? FIRST_CHUNK << k : CHUNK;
+}
+
 static struct np_entry *entry_at(const struct np_record *r, int i)
 {
-    return &r->chunks[i / CHUNK][i % CHUNK];
+    if (i < GROWN) {
+        int k = 31 - __builtin_clz((unsigned)(i / FIRST_CHUNK + 1));
+        return &r->chunks[k][i - FIRST_CHUNK * ((1 << k) - 1)];
+    }
+    i -= GROWN;
+    return &r->chunks[GROWING + i / CHUNK][i % CHUNK];
 }
 
 void np_record_destroy(struct np_record *r)
@@ -163,14 +181,16 @@ static struct np_entry *take_entry(struct np_record *r)
         r->nfree--;
         return e;
     }
-    if (r->n == r->nchunks * CHUNK) {
+    if (r->n == r->cap) {
         struct np_entry **chunks = realloc(r->chunks, (size_t)(r->nchunks + 1) * sizeof *chunks);
         if (chunks == NULL)
             return NULL;
         r->chunks = chunks;
-        if ((chunks[r->nchunks] = calloc(CHUNK, sizeof **chunks)) == NULL)
+        int n = chunk_entries(r->nchunks);
+        if ((chunks[r->nchunks] = calloc((size_t)n, sizeof **chunks)) == NULL)
             return NULL;
         r->nchunks++;
+        r->cap += n;
     }
     return entry_at(r, r->n++);
 }

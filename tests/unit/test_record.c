@@ -173,6 +173,20 @@ static void each_fn(const struct np_entry *e, void *arg)
     s->n++;
 }
 
+/* np_record_each visits tids 1, 2, 3, then 10 on, in order. */
+struct each_tids {
+    int n;
+    bool in_order;
+};
+
+static void each_tid_fn(const struct np_entry *e, void *arg)
+{
+    struct each_tids *s = arg;
+    int want = s->n < 3 ? s->n + 1 : s->n - 3 + 10;
+    s->in_order = s->in_order && e->tid == want;
+    s->n++;
+}
+
 START_TEST(each_in_order_and_stable)
 {
     struct np_record *r = np_record_create(1, NP_RECORD_KEEP_ENDED);
@@ -187,13 +201,24 @@ START_TEST(each_in_order_and_stable)
     np_record_each(r, each_fn, &st);
     ck_assert_str_eq(st.names, "ABC");
     ck_assert_int_eq(st.n, 3);
-    /* Many more entries than the record allocates at once: the first
-     * pointer stays valid. */
+    /* Many more entries than the record allocates at once, over chunks
+     * of every size: each pointer stays valid, each entry its own. */
+    static struct np_ref many[3000];
     for (int i = 0; i < 3000; i++)
-        ck_assert_ptr_nonnull(np_record_add(r, "many", i + 10, NP_SKIPPED, false).e);
+        ck_assert_ptr_nonnull((many[i] = np_record_add(r, "many", i + 10, NP_SKIPPED, false)).e);
     ck_assert_str_eq(first.e->name, "A");
     ck_assert_int_eq(first.e->tid, 1);
+    for (int i = 0; i < 3000; i++) {
+        ck_assert_int_eq(many[i].e->tid, i + 10);
+        ck_assert_str_eq(many[i].e->name, "many");
+        if (i > 0)
+            ck_assert_ptr_ne(many[i].e, many[i - 1].e);
+    }
     ck_assert_int_eq(stats(r).held, 3 + 3000);
+    struct each_tids et = {0, true};
+    np_record_each(r, each_tid_fn, &et);
+    ck_assert_int_eq(et.n, 3003);
+    ck_assert(et.in_order);
     np_record_destroy(r);
 }
 END_TEST
