@@ -777,7 +777,8 @@ END_TEST
 
 /* ---- the rescan thread's checks (np_drift.c) ------------------------- */
 
-/* A thread held alive after its placement, until release(). */
+/* A thread held alive after its placement, until release() or
+ * release_all(). */
 struct held {
     struct job j;
     sem_t placed, end;
@@ -794,12 +795,21 @@ static void hold(struct held *h, struct np_agent *a, const char *name)
         ;
 }
 
+/* Lets n held threads end at once, and joins them. */
+static void release_all(struct held *h, int n)
+{
+    for (int k = 0; k < n; k++)
+        sem_post(&h[k].end);
+    for (int k = 0; k < n; k++) {
+        ck_assert_int_eq(pthread_join(h[k].t, NULL), 0);
+        sem_destroy(&h[k].placed);
+        sem_destroy(&h[k].end);
+    }
+}
+
 static void release(struct held *h)
 {
-    sem_post(&h->end);
-    ck_assert_int_eq(pthread_join(h->t, NULL), 0);
-    sem_destroy(&h->placed);
-    sem_destroy(&h->end);
+    release_all(h, 1);
 }
 
 /* What an operator's `taskset -p -c CPU TID` does. */
@@ -1443,24 +1453,12 @@ START_TEST(oversubscription_answered_by_threads_ending_at_once)
         char path[600];
         snprintf(path, sizeof path, "%s/round%d.log", dir, round);
         struct np_agent *a = create("group=0,log=info:%s", path); /* one CPU */
-        sem_t placed, may_end;
-        sem_init(&placed, 0, 0);
-        sem_init(&may_end, 0, 0);
-        struct job j[3];
-        pthread_t t[3];
-        for (int k = 0; k < 3; k++) {
-            j[k] = (struct job){a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1,
-                                true, NULL};
-            ck_assert_int_eq(pthread_create(&t[k], NULL, job_main, &j[k]), 0);
-            while (sem_wait(&placed) != 0)
-                ;
-        }
+        struct held h[3];
+        for (int k = 0; k < 3; k++)
+            hold(&h[k], a, "ForkJoinPool-1-worker-1");
         if (listed) /* none of the three is in the JVM's list */
             np_agent_running(a, np_agent_listing(a), NULL, 0);
-        for (int k = 0; k < 3; k++)
-            sem_post(&may_end);
-        for (int k = 0; k < 3; k++)
-            ck_assert_int_eq(pthread_join(t[k], NULL), 0);
+        release_all(h, 3);
         ck_assert_int_eq(live_entries(a), 0);
         np_agent_summary(a);
         char *log = slurp(path);
@@ -1475,26 +1473,15 @@ START_TEST(oversubscription_answered_by_threads_ending_at_once)
     /* A loop's thread joined but not yet exited, and the next one, both
      * gone from the list: the first counts only the second. */
     struct np_agent *a = create("group=0,log=info:%s", log_path);
-    sem_t placed, may_end;
-    sem_init(&placed, 0, 0);
-    sem_init(&may_end, 0, 0);
-    struct job j[2];
-    pthread_t t[2];
-    for (int k = 0; k < 2; k++) {
-        j[k] = (struct job){a, "ForkJoinPool-1-worker-1", "", &placed, &may_end, 0, 0, false, -1, true, NULL};
-        ck_assert_int_eq(pthread_create(&t[k], NULL, job_main, &j[k]), 0);
-        while (sem_wait(&placed) != 0)
-            ;
-    }
+    struct held h[2];
+    for (int k = 0; k < 2; k++)
+        hold(&h[k], a, "ForkJoinPool-1-worker-1");
     np_agent_running(a, np_agent_listing(a), NULL, 0);
     np_agent_summary(a);
     char *log = slurp(log_path);
     ck_assert_int_eq(t_count_lines(log, "placed threads are live on"), 0);
     free(log);
-    for (int k = 0; k < 2; k++)
-        sem_post(&may_end);
-    for (int k = 0; k < 2; k++)
-        ck_assert_int_eq(pthread_join(t[k], NULL), 0);
+    release_all(h, 2);
     np_agent_destroy(a);
     unplace();
 }
