@@ -43,13 +43,13 @@ void np_drift_free(struct np_drift *d)
 
 /* The rescan thread's state: the watch, the cpuset the start-up plan was
  * made on, and the start-up binding if narrower.  On this machine's own
- * topology hwloc read the cpuset at load (unless the watch reads it at the
- * cgroup mount's root, np_cpuset.h), so that is the start, and the
+ * topology hwloc read the cpuset at load, so that is the start, and the
  * state is made at the first check (the watch's topology costs nothing at
- * start-up then).  A fake topology (HWLOC_SYNTHETIC, HWLOC_XMLFILE) was not
- * restricted by the cgroup at load: the cpuset is read at start-up
- * (np_drift_start), or a change before the first check would be taken for
- * the start. */
+ * start-up then).  Where hwloc did not read it (a fake topology, from
+ * HWLOC_SYNTHETIC or HWLOC_XMLFILE; or a cgroup that is the root of its
+ * mount, as in a container sharing the host's cgroup namespace,
+ * np_cpuset.h) the cpuset is read at start-up (np_drift_start), or a change
+ * before the first check would be taken for the start. */
 static struct np_drift *state(struct np_agent *a)
 {
     if (a->drift != NULL)
@@ -78,8 +78,11 @@ static struct np_drift *state(struct np_agent *a)
 
 void np_drift_start(struct np_agent *a)
 {
-    if (a->active && a->topo.thissystem && a->opt.rescan_ms != 0 &&
-        strcmp(a->topo.source, "this system") != 0)
+    if (!a->active || !a->topo.thissystem || a->opt.rescan_ms == 0)
+        return;
+    char root[8192];
+    if (strcmp(a->topo.source, "this system") != 0 ||
+        np_cpuset_root_file("/proc/self/mounts", "/proc/self/cgroup", root, sizeof root) == 1)
         state(a);
 }
 
