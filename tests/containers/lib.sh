@@ -78,16 +78,21 @@ ct_run() {
 }
 
 # pod_argv NAME PODMAN_OPTION... -- CMD...: pod_cmd set to the podman run
-# of the same rootfs and mounts (/probe: bundles/NAME/probe).  podman
-# raises RLIMIT_NOFILE and RLIMIT_NPROC above the hard limits of its own
-# process by default; --ulimit gives them at or under those.
+# of the same rootfs and mounts (/probe: bundles/NAME/probe), with runc
+# unless the options give --runtime.  podman raises RLIMIT_NOFILE and
+# RLIMIT_NPROC above the hard limits of its own process by default;
+# --ulimit gives them at or under those.
 pod_argv() {
     local name=$1 b=$work/bundles/$1
     shift
-    local opts=()
-    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    local opts=() rt=(--runtime runc)
+    while [ "$1" != -- ]; do
+        [ "$1" = --runtime ] && rt=()
+        opts+=("$1")
+        shift
+    done
     shift
-    pod_cmd=(podman run --rm --name "np-$run-$name" --network none --runtime runc
+    pod_cmd=(podman run --rm --name "np-$run-$name" --network none ${rt[@]+"${rt[@]}"}
         --ulimit "nofile=$pod_nofile:$pod_nofile" --ulimit "nproc=$pod_nproc:$pod_nproc"
         --cgroupns private -v /usr:/usr:ro -v /etc:/etc:ro -v "$build:/opt/numapin:ro" -v "$b/probe:/probe"
         ${opts[@]+"${opts[@]}"} --rootfs "$rootfs" "$@")
