@@ -484,8 +484,47 @@ static unsigned long long line_page_kib(const char *line)
     return tok != NULL && key_value(tok, tok_end, "kernelpagesize_kB", NULL, &v) ? v : 0;
 }
 
+/* Splits numa_maps text in place into lines (each '\n' made '\0'); the end
+ * of the last. */
+static char *split_lines(char *text, size_t len)
+{
+    for (char *p = text; (p = memchr(p, '\n', (size_t)(text + len - p))) != NULL; p++)
+        *p = '\0';
+    return text + len;
+}
+
+/* True when two numa_maps lines of [text, end) name the same file of the
+ * process's own: only then can its views overlap, and the maps say which
+ * do.  A file's name stands for it here: each such file (a memfd, a SysV
+ * segment, hugetlbfs's or /dev/zero's anonymous file) has only the one. */
+static bool own_file_twice(const char *text, const char *end)
+{
+    enum { MAX_OWN = 64 };
+    const char *name[MAX_OWN];
+    size_t name_len[MAX_OWN];
+    int n = 0;
+    for (const char *l = text; l < end; l += strlen(l) + 1) {
+        const char *p = third_token(l);
+        if (p == NULL || strncmp(p, "file=", 5) != 0 || !own_file(p + 5))
+            continue;
+        p += 5;
+        size_t len = strcspn(p, " ");
+        for (int i = 0; i < n; i++)
+            if (name_len[i] == len && memcmp(name[i], p, len) == 0)
+                return true;
+        if (n == MAX_OWN)
+            return true; /* too many to compare: the maps answer */
+        name[n] = p;
+        name_len[n++] = len;
+    }
+    return false;
+}
+
 /* np_memory_read, with the own pages of files mapped at more than one
- * address also into *aliased (by node; may be NULL). */
+ * address also into *aliased (by node; may be NULL).  The maps, which give
+ * each shared mapping's file range, are read only where views can overlap:
+ * always for *all, which counts every file, and for the own pages when a
+ * file of the process's own has two lines. */
 static int read_pid(pid_t pid, struct np_memory *own, struct np_memory *all,
                     struct np_memory *aliased)
 {
@@ -498,25 +537,26 @@ static int read_pid(pid_t pid, struct np_memory *own, struct np_memory *all,
     for (int k = 0; k < 3; k++)
         if (m[k] != NULL)
             *m[k] = (struct np_memory){.pages = NULL};
-    struct aliases x;
-    /* Without the maps (a process that is going), numa_maps' counts. */
-    if (find_aliases(pid, &x) != 0)
-        x = (struct aliases){0};
     FILE *f = fopen(path, "re");
-    if (f == NULL) {
-        int e = errno;
-        aliases_free(&x);
-        errno = e;
+    if (f == NULL)
         return -1;
-    }
-    /* An empty table, not NULL: read, and no page anywhere. */
-    int e = 0;
-    for (int k = 0; k < 3; k++)
-        if (m[k] != NULL && grow(m[k], 0) != 0)
-            e = ENOMEM;
-    char *line = NULL;
+    /* The whole file at once: numa_maps has no NUL. */
+    char *text = NULL;
     size_t cap = 0;
-    while (e == 0 && getline(&line, &cap, f) >= 0) {
+    errno = 0;
+    ssize_t got = getdelim(&text, &cap, '\0', f);
+    int e = got < 0 && !feof(f) ? (errno != 0 ? errno : EIO) : text == NULL ? ENOMEM : 0;
+    fclose(f);
+    char *end = e == 0 ? split_lines(text, got > 0 ? (size_t)got : 0) : text;
+    struct aliases x = {0};
+    /* Without the maps (a process that is going), numa_maps' counts. */
+    if (e == 0 && (all != NULL || own_file_twice(text, end)) && find_aliases(pid, &x) != 0)
+        x = (struct aliases){0};
+    /* An empty table, not NULL: read, and no page anywhere. */
+    for (int k = 0; k < 3; k++)
+        if (e == 0 && m[k] != NULL && grow(m[k], 0) != 0)
+            e = ENOMEM;
+    for (char *line = text; e == 0 && line < end; line += strlen(line) + 1) {
         struct view *v = x.nv > 0 ? view_at(&x, strtoul(line, NULL, 16)) : NULL;
         unsigned long long kib = v != NULL ? line_page_kib(line) : 0;
         if (kib > 0) {
@@ -532,10 +572,7 @@ static int read_pid(pid_t pid, struct np_memory *own, struct np_memory *all,
             e = ENOMEM;
         }
     }
-    if (e == 0 && ferror(f))
-        e = EIO;
-    free(line);
-    fclose(f);
+    free(text);
     for (int i = 0; e == 0 && i < x.na; i++) {
         const struct alias *a = &x.a[i];
         const bool mine = x.v[a->first].own;
