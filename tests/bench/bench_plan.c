@@ -13,9 +13,11 @@
  *
  * where `what` is load (np_topo_load), plan (np_plan_build, domain=node,
  * on the loaded topology) or load+plan (the two, in the same repetition,
- * with the default group count: one per node); and, for reference, hwloc
- * (hwloc's own part of load: hwloc_topology_init to hwloc_topology_load,
- * with the same settings).
+ * with the default group count: one per node); cached+plan, for the XML
+ * and synthetic machines, the same from hwloc's XML export of the loaded
+ * machine, which is what the topology cache holds; and, for reference,
+ * hwloc (hwloc's own part of load: hwloc_topology_init to
+ * hwloc_topology_load, with the same settings).
  *
  * With --fsroots (a folder of machines as /proc and /sys dumps, one
  * extracted dump per subfolder: tests/golden/fsroots) it then times, in
@@ -35,6 +37,7 @@
  * docs/performance.md (tests/bench/plan.sh). */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +143,22 @@ static int plan(const struct np_topo *t, int groups, double *ms)
     }
     np_plan_free(&p);
     return 0;
+}
+
+/* np_topo_load of an XML export, then the plan of `groups`: *ms. */
+static int cached(const char *xml, int groups, double *ms)
+{
+    struct np_topo t;
+    char err[1024];
+    double p, t0 = now_ms();
+    if (np_topo_load(&t, xml, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "bench_plan: %s: %s\n", xml, err);
+        return -1;
+    }
+    int rc = plan(&t, groups, &p);
+    *ms = now_ms() - t0;
+    np_topo_destroy(&t);
+    return rc;
 }
 
 #define CONTROL_MS 0.1
@@ -326,11 +345,15 @@ int main(int argc, char **argv)
     double *load_ms = calloc((size_t)reps, sizeof *load_ms);
     double *both_ms = calloc((size_t)reps, sizeof *both_ms);
     double *hwloc_ms = calloc((size_t)reps, sizeof *hwloc_ms);
+    double *cached_ms = calloc((size_t)reps, sizeof *cached_ms);
     double *plan_ms[3];
     for (int k = 0; k < 3; k++)
         plan_ms[k] = calloc((size_t)reps, sizeof *plan_ms[k]);
-    if (load_ms == NULL || both_ms == NULL || hwloc_ms == NULL || !plan_ms[0] || !plan_ms[1] || !plan_ms[2])
+    char scratch[] = "/tmp/numapin-bench-plan.XXXXXX", exported[sizeof scratch + 16];
+    if (load_ms == NULL || both_ms == NULL || hwloc_ms == NULL || cached_ms == NULL ||
+        !plan_ms[0] || !plan_ms[1] || !plan_ms[2] || mkdtemp(scratch) == NULL)
         return 1;
+    snprintf(exported, sizeof exported, "%s/export.xml", scratch);
 
     printf("machine\tpus\tnodes\twhat\tgroups\treps\tmedian_ms\tp90_ms\tmin_ms\tmax_ms\n");
     int status = 0;
@@ -339,6 +362,18 @@ int main(int argc, char **argv)
         struct np_topo t;
         int pus = 0, nodes = 0, counts[3] = {0, 0, 0};
         int ok = 1;
+        /* What the cache would hold for an XML or synthetic machine. */
+        const bool has_export = mc->xml != NULL || mc->synth != NULL;
+        if (has_export) {
+            ok = load(mc, dir, &t) == 0;
+            if (ok) {
+                if (hwloc_topology_export_xml(t.topology, exported, 0) != 0) {
+                    fprintf(stderr, "bench_plan: cannot write %s: %s\n", exported, strerror(errno));
+                    ok = 0;
+                }
+                np_topo_destroy(&t);
+            }
+        }
         for (int r = -WARMUP; r < reps && ok; r++) {
             double t0 = now_ms();
             if (load(mc, dir, &t) != 0) {
@@ -362,9 +397,15 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_plan: %s: hwloc alone failed\n", mc->name);
                 ok = 0;
             }
+            double c = 0;
+            if (ok && has_export && cached(exported, counts[0], &c) != 0) {
+                fprintf(stderr, "bench_plan: %s: its export did not load\n", mc->name);
+                ok = 0;
+            }
             if (r < 0)
                 continue;
             hwloc_ms[r] = h;
+            cached_ms[r] = c;
             load_ms[r] = l;
             both_ms[r] = l + p[0];
             for (int k = 0; k < 3; k++)
@@ -381,6 +422,8 @@ int main(int argc, char **argv)
         if (counts[2] != counts[0] && counts[2] != counts[1])
             report(mc->name, pus, nodes, "plan", counts[2], plan_ms[2], reps);
         report(mc->name, pus, nodes, "load+plan", counts[0], both_ms, reps);
+        if (has_export)
+            report(mc->name, pus, nodes, "cached+plan", counts[0], cached_ms, reps);
         fflush(stdout);
     }
     if (status == 0 && fsroots != NULL)
@@ -388,7 +431,10 @@ int main(int argc, char **argv)
     free(load_ms);
     free(both_ms);
     free(hwloc_ms);
+    free(cached_ms);
     for (int k = 0; k < 3; k++)
         free(plan_ms[k]);
+    unlink(exported);
+    rmdir(scratch);
     return status;
 }

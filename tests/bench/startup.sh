@@ -69,11 +69,14 @@ cold="topocache=$out/cold"
 # wait for the program, in ns)
 comparisons=(
     "numapin, no options (one group: scope=threads), cache warm||-agentpath:$agent=$warm"
+    "numapin, log=warning (no summary, so no page count at exit), cache warm||-agentpath:$agent=log=warning,$warm"
     "numapin, group 0 of 2 (scope=jvm: the whole JVM on CPU 0), cache warm||-agentpath:$agent=groups=2,group=0,$warm"
     "numapin, group 0 of 3 (scope=jvm), cache warm||-agentpath:$agent=groups=3,group=0,$warm"
     "numapin, group 0 of 2, cache cold (discovered and written)||-agentpath:$agent=groups=2,group=0,$cold"
     "numapin, group 0 of 2, topocache=off (discovered)||-agentpath:$agent=groups=2,group=0,topocache=off"
     "numapin, group 0 of 2, cache warm, against the same with topocache=off|-agentpath:$agent=groups=2,group=0,topocache=off|-agentpath:$agent=groups=2,group=0,$warm"
+    "the JVMTI floor agent (ThreadStart and ThreadEnd, each name read), against none||-agentpath:$floor"
+    "numapin, no options, cache warm, against the JVMTI floor agent|-agentpath:$floor|-agentpath:$agent=$warm"
     "control: the floor agent and the target's margin spun at load, against the floor|-agentpath:$floor|-agentpath:$floor=load_spin=SPIN"
 )
 programs=("-version" "Hello")
@@ -150,9 +153,12 @@ echo "the run's own: warm, a current file every JVM but the first reads"
 echo "(their log: cache=$warm_note); cold, emptied before each JVM, which"
 echo "discovers the machine and writes the file (cache=$cold_note)."
 echo
-# Comparisons against no agent are judged on the target; the others (the
-# cache against none) are measured only.
-judged=$(for c in "${comparisons[@]}"; do IFS='|' read -r _ a _ <<<"$c"; [ -z "$a" ] && printf 1 || printf 0; done)
+# numapin against no agent is judged on the target; the other comparisons
+# (the cache, the floor) are measured only.
+judged=$(for c in "${comparisons[@]}"; do
+    IFS='|' read -r _ a b <<<"$c"
+    [ -z "$a" ] && [[ $b == *"$agent"* ]] && printf 1 || printf 0
+done)
 awk -v ncmp="$ncmp" -v control="$control" -v target="$target" -v judged="$judged" -v names="$(printf '%s\n' "${comparisons[@]}" | cut -d'|' -f1 | paste -sd'\t')" \
     -f "$here/stats.awk" -f /dev/fd/3 3<<'EOF' "$out/pairs"
 { c = $1; g = $2; k = ++n[c, g]; w[c, g, k] = $5 / $3; u[c, g, k] = $6 / $4; ms[c, g, k] = $3 / 1e6 }
