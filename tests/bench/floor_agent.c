@@ -17,9 +17,11 @@
  * threads.sh resolve (a floor against itself plus 1 µs a thread).  With
  * `load_spin=NS`, Agent_OnLoad busy-waits NS nanoseconds before it returns:
  * a known cost at JVM start-up, the control of tests/bench/startup.sh.
+ * With `idle`, it makes its JVMTI environment and enables no event: no
+ * agent at all for the threads, as one side of a pair of threads.sh.
  *
  * Built by mk/lifecycle.mk into build/bench/libjvmti_floor.so:
- *   java -agentpath:build/bench/libjvmti_floor.so[=pin=Bench-|=spin=1000|=load_spin=1000000] ...
+ *   java -agentpath:build/bench/libjvmti_floor.so[=pin=Bench-|=spin=1000|=load_spin=1000000|=idle] ...
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -86,13 +88,16 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 {
     (void)reserved;
     long load_spin_ns = 0;
+    int idle = 0;
     if (options != NULL && *options != '\0') {
-        if (strncmp(options, "pin=", 4) == 0 && options[4] != '\0') {
+        if (strcmp(options, "idle") == 0) {
+            idle = 1;
+        } else if (strncmp(options, "pin=", 4) == 0 && options[4] != '\0') {
             pin = strdup(options + 4);
         } else if ((spin_ns = option_ns(options, "spin")) < 0 &&
                    (load_spin_ns = option_ns(options, "load_spin")) < 0) {
             fprintf(stderr, "jvmti_floor: unknown option '%s': the options are pin=PREFIX, "
-                    "spin=NANOSECONDS and load_spin=NANOSECONDS\n", options);
+                    "spin=NANOSECONDS, load_spin=NANOSECONDS and idle\n", options);
             return JNI_ERR;
         }
     }
@@ -104,6 +109,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
         fprintf(stderr, "jvmti_floor: no JVMTI 1.2 environment\n");
         return JNI_ERR;
     }
+    if (idle)
+        return JNI_OK;
     jvmtiEventCallbacks cb;
     memset(&cb, 0, sizeof cb);
     cb.ThreadStart = on_thread_start;

@@ -89,6 +89,7 @@ trap 'rm -rf "$out"' EXIT
 rec="-XX:StartFlightRecording:filename=$out/rec.jfr,settings=default"
 jfr_target=0.95
 jfr_spin_us=20 # the JFR section's control: the floor plus this much a thread, with a recording
+jfr_pair_spin_ns=5000 # the same in pairs: 2% of a thread's start and join with a recording here
 configs=(
     "no agent|"
     "JVMTI floor|-agentpath:$floor"
@@ -134,9 +135,13 @@ done
 
 # The target, in pairs: two agents in one JVM (the pair agent) take turns
 # every 300 threads, and each pair's ratio compares neighbouring blocks.
-# Each entry: what is compared | agent A#agent B (LIB[=OPTIONS]). The floor
-# against itself (a second copy: a library loaded twice is one) and against
-# itself plus 1 µs a thread show what the pairs resolve.
+# Each entry: what is compared | agent A#agent B (LIB[=OPTIONS]) [| the
+# JVM's own arguments, separated by ';']. The floor against itself (a second
+# copy: a library loaded twice is one) and against itself plus 1 µs a thread
+# show what the pairs resolve. The JFR target's comparison runs with a
+# recording, no agent (the floor's `idle`: an environment enabling nothing)
+# against numapin, beside its own control: the floor plus jfr_pair_spin_ns
+# a thread against the floor, with the same recording.
 cp "$floor" "$out/floor-b.so"
 flog="log=info:$out/agent.log"
 pairs=(
@@ -148,10 +153,15 @@ pairs=(
     "the floor that binds each Bench-* thread to its CPU against the floor|$floor#$out/floor-b.so=pin=Bench-"
     "numapin, scope=jvm, threads=Bench-*, log=warning, against the floor|$floor#$agent=groups=1,scope=jvm,threads=Bench-*,log=warning"
     "numapin, scope=jvm, cpus=core, threads=Bench-*, log=warning, against the floor that binds|$floor=pin=Bench-#$agent=groups=1,scope=jvm,cpus=core,threads=Bench-*,log=warning"
+    "with a JFR recording: the floor plus $((jfr_pair_spin_ns / 1000)) µs a thread against the floor|$floor#$out/floor-b.so=spin=$jfr_pair_spin_ns|$rec"
+    "with a JFR recording: numapin, threads=Bench-*, log=warning, against no agent|$floor=idle#$agent=groups=1,threads=Bench-*,log=warning|$rec"
 )
 # The comparisons with a target (index, ratio to reach): placements logged
 # at info, and at log=warning.
-declare -A target=([2]=0.97 [3]=0.97 [6]=0.98 [7]=0.98)
+declare -A target=([2]=0.97 [3]=0.97 [6]=0.98 [7]=0.98 [9]=$jfr_target)
+# Each comparison's control: the floor plus 1 µs a thread, or with a
+# recording the floor plus jfr_pair_spin_ns.
+declare -A control=([2]=1 [3]=1 [6]=1 [7]=1 [9]=8)
 pair_block=300
 for k in "${!pairs[@]}"; do
     : >"$out/pairs-$k"
@@ -163,15 +173,20 @@ done
 # first or second then cancels out.
 for j in $(seq 1 "$pair_jvms"); do
     for k in "${!pairs[@]}"; do
-        rm -f "$out/agent.log"
+        rm -f "$out/agent.log" "$out/rec.jfr"
         spec=${pairs[$k]#*|}
+        args=()
+        if [[ $spec == *'|'* ]]; then
+            IFS=';' read -ra args <<<"${spec#*|}"
+            spec=${spec%%|*}
+        fi
         swap=$((j % 2 == 0))
         order=
         if [ "$swap" = 1 ]; then
             spec="${spec#*#}#${spec%%#*}"
             order=" (B loaded first)"
         fi
-        line=$("$jdk/bin/java" "-agentpath:$pair=$spec" "${jvm[@]}" ThreadBench pairs 2000 \
+        line=$("$jdk/bin/java" "-agentpath:$pair=$spec" "${args[@]}" "${jvm[@]}" ThreadBench pairs 2000 \
             "$pair_block" "$npairs" | grep '^pairs ')
         echo "pairs $k, JVM $j$order: ${pairs[$k]%%|*}: ${line%% ratios=*}" >&2
         echo "${line##*ratios=}" | tr ',' '\n' |
@@ -414,6 +429,16 @@ echo "placements logged at info, 0.98 with \`log=warning\`; met when the whole"
 echo "interval is at the target or above, not met when below. The first two"
 echo "rows say what the method resolves: the floor plus 1 µs a thread is the"
 echo "control, and where its interval reaches 1 the run resolves no verdict."
+echo "The last two rows run with a JFR recording (\`-XX:StartFlightRecording\`,"
+echo "default settings) in every JVM, both turns: the JFR target, numapin"
+echo "against no agent (the floor's \`idle\`: a JVMTI environment enabling no"
+echo "event) at least $jfr_target, beside its own control, the floor plus"
+echo "$((jfr_pair_spin_ns / 1000)) µs a thread (about 2% of a thread's start and join with the"
+echo "recording), as the recording's own work makes the blocks stray more."
+echo "numapin's events are committed by its JFR thread, after the placed"
+echo "thread's start: a block's last commits may fall in the next block, of"
+echo "either agent, so the pairs charge numapin for its events' commits only"
+echo "in part (the rounds above charge them whole)."
 echo
 echo "| B against A | A's threads/s (median) | ratio | 90% interval | the JVMs' own medians | target |"
 echo "|---|---:|---:|---:|---:|---|"
@@ -423,8 +448,8 @@ for k in "${!pairs[@]}"; do
     read -r jlo jhi < <(jvm_range "$out/pairs-$k")
     iv[$k]="$lo $hi"
     v=
-    # shellcheck disable=SC2086  # iv[1] is "LOW HIGH"
-    [ -z "${target[$k]:-}" ] || v=$(verdict "$lo" "$hi" "${target[$k]}" $(echo ${iv[1]} | cut -d' ' -f2))
+    # the control's interval, "LOW HIGH": its high end
+    [ -z "${target[$k]:-}" ] || v=$(verdict "$lo" "$hi" "${target[$k]}" "${iv[${control[$k]}]#* }")
     printf '| %s | %.0f | %.3f | %.3f to %.3f | %.3f to %.3f | %s |\n' "${pairs[$k]%%|*}" \
         "$(median <"$out/rates-$k")" "$m" "$lo" "$hi" "$jlo" "$jhi" "$v"
 done
@@ -436,6 +461,9 @@ echo "The targets: with placements logged at info, \`scope=jvm\` $(verdict ${iv[
 echo "and with \`cpus=core\` besides, against the floor that binds, $(verdict ${iv[3]} 0.97 "$ctl_hi");"
 # shellcheck disable=SC2086
 echo "with \`log=warning\`, $(verdict ${iv[6]} 0.98 "$ctl_hi") and $(verdict ${iv[7]} 0.98 "$ctl_hi")."
+# shellcheck disable=SC2086
+echo "With a JFR recording, numapin against no agent (target $jfr_target): $(verdict ${iv[9]} "$jfr_target" \
+    "${iv[8]#* }"), its control being the floor plus $((jfr_pair_spin_ns / 1000)) µs a thread."
 echo
 
 # numapin's own work per thread, without a JVM: the options of the
