@@ -18,7 +18,8 @@
 # (pair_agent.c), blocks of 300 threads under each, N pairs (25) in each
 # of N JVMs (24) a comparison, the comparisons' JVMs taking turns, and the
 # verdict rests on the 90% interval of the median ratio, resampled by JVM
-# and by pair within it (JVMs differ from each other more than pairs do).
+# and by pair within it (JVMs differ from each other more than pairs do);
+# the JFR target is judged so too, in JVMs with a recording.
 # Last, bench_callback (built next to the agent by make bench-threads, or
 # --callback BIN) times numapin's own work per thread without a JVM.
 # Nothing here asserts a time: the numbers are for docs/performance.md.
@@ -157,7 +158,7 @@ pairs=(
     "with a JFR recording: numapin, threads=Bench-*, log=warning, against no agent|$floor=idle#$agent=groups=1,threads=Bench-*,log=warning|$rec"
 )
 # The comparisons with a target (index, ratio to reach): placements logged
-# at info, and at log=warning.
+# at info, at log=warning, and the JFR target.
 declare -A target=([2]=0.97 [3]=0.97 [6]=0.98 [7]=0.98 [9]=$jfr_target)
 # Each comparison's control: the floor plus 1 µs a thread, or with a
 # recording the floor plus jfr_pair_spin_ns.
