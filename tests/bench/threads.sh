@@ -51,7 +51,7 @@ while [ $# -gt 0 ]; do
         --batches) batches=$2; shift 2 ;;
         --pairs) npairs=$2; shift 2 ;;
         --pair-jvms) pair_jvms=$2; shift 2 ;;
-        -h|--help) sed -n '2,24s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "bench: unknown argument $1" >&2; exit 2 ;;
     esac
 done
