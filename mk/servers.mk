@@ -8,7 +8,7 @@
 #  - `make bench` appends Jetty's and Tomcat's requests/s at saturation and
 #    wrk's latency percentiles at a fixed rate, with and without the agent,
 #    each ratio with its 90% interval beside a control of known cost, to
-#    docs/performance.md (tests/bench/servers.sh, about 10 minutes);
+#    docs/performance.md (tests/bench/servers.sh, about 22 minutes);
 #    `make bench-servers` prints the same section only
 #    (`SERVERS_SMOKE=1 make bench-servers`: a quick run that shows it works).
 

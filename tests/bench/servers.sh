@@ -35,7 +35,7 @@
 # of no agent's requests/s at saturation, is met when the whole interval is
 # at or above it, not met when all of it is below, not shown otherwise, and
 # not resolved on this run when the server's control is not resolved.
-# Defaults (about 10 minutes): 5 sets, 3 rounds at saturation and 2 at the
+# Defaults (about 22 minutes): 12 sets, 3 rounds at saturation and 2 at the
 # fixed rate, windows of 2 s, 7 s of warm-up, 32 connections, a fraction of
 # 0.5, 2 ms of busy wait every 20 ms; --smoke: 2 sets, 1 round of each, 1 s
 # windows.  Nothing here asserts a number.
@@ -45,7 +45,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 srv_root=$(cd "$here/../.." && pwd)
 jdk=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
 agent=$srv_root/build/libnumapin.so
-sets=${SERVERS_SETS:-5}
+sets=${SERVERS_SETS:-12}
 rounds=${SERVERS_ROUNDS:-3}
 rate_rounds=${SERVERS_RATE_ROUNDS:-2}
 seconds=${SERVERS_SECONDS:-2}
