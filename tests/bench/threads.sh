@@ -464,7 +464,7 @@ echo "and with \`cpus=core\` besides, against the floor that binds, $(verdict ${
 echo "with \`log=warning\`, $(verdict ${iv[6]} 0.98 "$ctl_hi") and $(verdict ${iv[7]} 0.98 "$ctl_hi")."
 # shellcheck disable=SC2086
 echo "With a JFR recording, numapin against no agent (target $jfr_target): $(verdict ${iv[9]} "$jfr_target" \
-    "${iv[8]#* }"), its control being the floor plus $((jfr_pair_spin_ns / 1000)) µs a thread."
+    "${iv[${control[9]}]#* }"), its control being the floor plus $((jfr_pair_spin_ns / 1000)) µs a thread."
 echo
 
 # numapin's own work per thread, without a JVM: the options of the
