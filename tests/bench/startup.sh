@@ -19,7 +19,9 @@
 # tells a cost of the margin's size from none. The target, 1.03 of no
 # agent, is met when the whole interval lies at or below it, not met when
 # above, and neither otherwise; with the control unresolved, no verdict is
-# given. Nothing here asserts a time.
+# given. A group with fewer CPUs than the machine is also compared with the
+# same JVM placed there by numactl, which needs numapin's CLI beside LIB.
+# Nothing here asserts a time.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -27,7 +29,7 @@ root=$(cd "$here/../.." && pwd)
 jdk=$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")
 agent=$root/build/libnumapin.so
 floor=
-pairs=40
+pairs=80
 target=1.03
 
 while [ $# -gt 0 ]; do
@@ -36,7 +38,7 @@ while [ $# -gt 0 ]; do
         --agent) agent=$2; shift 2 ;;
         --floor) floor=$2; shift 2 ;;
         --pairs) pairs=$2; shift 2 ;;
-        -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "bench: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -45,7 +47,9 @@ case "$agent" in /*) ;; *) agent=$PWD/$agent ;; esac
 [ -f "$agent" ] || { echo "bench: no agent at $agent (run make first)" >&2; exit 2; }
 [ -f "$floor" ] || { echo "bench: no floor agent at $floor (make $(dirname "$agent")/bench/libjvmti_floor.so)" >&2; exit 2; }
 [ -x "$jdk/bin/java" ] || { echo "bench: no $jdk/bin/java" >&2; exit 2; }
-bash "$root/scripts/install-deps.sh" linux-perf # perf stat counts each JVM's times
+bash "$root/scripts/install-deps.sh" linux-perf numactl jq # perf stat counts each JVM's times
+cli=$(dirname "$agent")/numapin
+[ -x "$cli" ] || { echo "bench: no numapin CLI at $cli (run make first)" >&2; exit 2; }
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/numapin-startup.XXXXXX")
 trap 'rm -rf "$out"' EXIT
@@ -65,13 +69,21 @@ EOF
 # discovers the machine and writes the file).
 warm="topocache=$out/warm"
 cold="topocache=$out/cold"
-# name | A's -agentpath argument (empty: none) | B's (SPIN: the control's
-# wait for the program, in ns)
+# Group 0 of 3 as numapin places it: its CPUs and first node, and the
+# flags that size its JVM to them (numapin's advice when they do not).
+read -r g3_cpus g3_node < <("$cli" plan --groups 3 --group 0 --json | jq -r '.groups[0] | "\(.cpus) \(.nodes[0])"')
+g3_flags=$("$cli" plan --groups 3 --group 0 --java-flags)
+g3_bind="numactl=--physcpubind=$g3_cpus,--preferred=$g3_node"
+# name | A's arguments (empty: none) | B's, each ';'-separated: the JVM's,
+# and numactl=OPTS (comma-separated) to start it under numactl (SPIN: the
+# control's wait for the program, in ns)
 comparisons=(
     "numapin, no options (one group: scope=threads), cache warm||-agentpath:$agent=$warm"
     "numapin, log=warning (no summary, so no page count at exit), cache warm||-agentpath:$agent=log=warning,$warm"
     "numapin, group 0 of 2 (scope=jvm: the whole JVM on CPU 0), cache warm||-agentpath:$agent=groups=2,group=0,$warm"
     "numapin, group 0 of 3 (scope=jvm), cache warm||-agentpath:$agent=groups=3,group=0,$warm"
+    "numactl placing the whole JVM as group 0 of 3 is placed (CPUs $g3_cpus, memory preferred on node $g3_node), no agent||$g3_bind"
+    "numapin, group 0 of 3, cache warm, against numactl placing the JVM there, both with $g3_flags|$g3_bind;$g3_flags|$g3_flags;-agentpath:$agent=groups=3,group=0,$warm"
     "numapin, group 0 of 2, cache cold (discovered and written)||-agentpath:$agent=groups=2,group=0,$cold"
     "numapin, group 0 of 2, topocache=off (discovered)||-agentpath:$agent=groups=2,group=0,topocache=off"
     "numapin, group 0 of 2, cache warm, against the same with topocache=off|-agentpath:$agent=groups=2,group=0,topocache=off|-agentpath:$agent=groups=2,group=0,$warm"
@@ -83,12 +95,19 @@ programs=("-version" "Hello")
 ncmp=${#comparisons[@]}
 control=$((ncmp - 1))
 
-# run AGENTPATH PROGRAM: "WALL_NS CPU_MS" of one JVM
+# run ARGUMENTS PROGRAM: "WALL_NS CPU_MS" of one JVM.  Under numactl, perf
+# runs under it too, so that only the JVM is timed.
 run() {
-    local ap=() s
-    [ -z "$1" ] || ap=("$1")
+    local words=() ap=() pre=() w s
+    [ -z "$1" ] || IFS=';' read -ra words <<<"$1"
+    for w in "${words[@]}"; do
+        case "$w" in
+            numactl=*) IFS=',' read -ra pre <<<"${w#numactl=}"; pre=(numactl "${pre[@]}") ;;
+            *) ap+=("$w") ;;
+        esac
+    done
     case "$1" in *"$cold"*) rm -rf "$out/cold" ;; esac
-    s=$(perf stat -x, -e duration_time,task-clock "$jdk/bin/java" -XX:-UsePerfData "${ap[@]}" \
+    s=$("${pre[@]}" perf stat -x, -e duration_time,task-clock "$jdk/bin/java" -XX:-UsePerfData "${ap[@]}" \
         -cp "$out" "$2" 2>&1 >/dev/null | awk -F, '$3 == "duration_time" {w = $1} $3 == "task-clock" {c = $1} END {print w, c}')
     echo "$s"
 }
@@ -103,13 +122,13 @@ done
 # wall time without an agent, over 7 JVMs.
 spin=()
 for g in 0 1; do
-    wall=$(for i in 1 2 3 4 5 6 7; do run "" "${programs[$g]}"; done | awk '{print $1}' | sort -n | sed -n 4p)
+    wall=$(for _ in 1 2 3 4 5 6 7; do run "" "${programs[$g]}"; done | awk '{print $1}' | sort -n | sed -n 4p)
     spin[g]=$(awk -v w="$wall" -v t="$target" 'BEGIN {printf "%d", w * (t - 1)}')
 done
 : >"$out/pairs"
 for p in $(seq 1 "$pairs"); do
     for c in $(seq 0 $((ncmp - 1))); do
-        IFS='|' read -r name a b <<<"${comparisons[$c]}"
+        IFS='|' read -r _ a b <<<"${comparisons[$c]}"
         for g in 0 1; do
             bg=${b//SPIN/${spin[g]}}
             if [ $((RANDOM % 2)) = 0 ]; then
@@ -152,12 +171,20 @@ echo "control is not. The topology cache (\`topocache=\`) is in a directory of"
 echo "the run's own: warm, a current file every JVM but the first reads"
 echo "(their log: cache=$warm_note); cold, emptied before each JVM, which"
 echo "discovers the machine and writes the file (cache=$cold_note)."
+echo "Group 0 of 3 is CPU $g3_cpus here: a JVM on fewer CPUs starts"
+echo "differently whoever places it, so its start-up is also compared with"
+echo "the same JVM that numactl places there (\`numactl --physcpubind=$g3_cpus"
+echo "--preferred=$g3_node\`, the way whole-process tools place a JVM), both"
+echo "started with the flags \`numapin plan --java-flags\` gives the group"
+echo "(\`$g3_flags\`, as numapin's advice asks; a JVM that numactl places"
+echo "sizes itself to its CPUs anyway)."
 echo
-# numapin against no agent is judged on the target; the other comparisons
-# (the cache, the floor) are measured only.
+# numapin against no agent (placed by numactl or not) is judged on the
+# target; the other comparisons (the cache, the floor, numactl) are
+# measured only.
 judged=$(for c in "${comparisons[@]}"; do
     IFS='|' read -r _ a b <<<"$c"
-    [ -z "$a" ] && [[ $b == *"$agent"* ]] && printf 1 || printf 0
+    [[ $a != *"$agent"* && $a != *"$floor"* && $b == *"$agent"* ]] && printf 1 || printf 0
 done)
 awk -v ncmp="$ncmp" -v control="$control" -v target="$target" -v judged="$judged" -v names="$(printf '%s\n' "${comparisons[@]}" | cut -d'|' -f1 | paste -sd'\t')" \
     -f "$here/stats.awk" -f /dev/fd/3 3<<'EOF' "$out/pairs"
