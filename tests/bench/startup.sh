@@ -73,6 +73,7 @@ cold="topocache=$out/cold"
 # flags that size its JVM to them (numapin's advice when they do not).
 read -r g3_cpus g3_node < <("$cli" plan --groups 3 --group 0 --json | jq -r '.groups[0] | "\(.cpus) \(.nodes[0])"')
 g3_flags=$("$cli" plan --groups 3 --group 0 --java-flags)
+g3_args=${g3_flags// /;}
 g3_bind="numactl=--physcpubind=$g3_cpus,--preferred=$g3_node"
 # name | A's arguments (empty: none) | B's, each ';'-separated: the JVM's,
 # and numactl=OPTS (comma-separated) to start it under numactl (SPIN: the
@@ -83,7 +84,7 @@ comparisons=(
     "numapin, group 0 of 2 (scope=jvm: the whole JVM on CPU 0), cache warm||-agentpath:$agent=groups=2,group=0,$warm"
     "numapin, group 0 of 3 (scope=jvm), cache warm||-agentpath:$agent=groups=3,group=0,$warm"
     "numactl placing the whole JVM as group 0 of 3 is placed (CPUs $g3_cpus, memory preferred on node $g3_node), no agent||$g3_bind"
-    "numapin, group 0 of 3, cache warm, against numactl placing the JVM there, both with $g3_flags|$g3_bind;$g3_flags|$g3_flags;-agentpath:$agent=groups=3,group=0,$warm"
+    "numapin, group 0 of 3, cache warm, against numactl placing the JVM there, both with $g3_flags|$g3_bind;$g3_args|$g3_args;-agentpath:$agent=groups=3,group=0,$warm"
     "numapin, group 0 of 2, cache cold (discovered and written)||-agentpath:$agent=groups=2,group=0,$cold"
     "numapin, group 0 of 2, topocache=off (discovered)||-agentpath:$agent=groups=2,group=0,topocache=off"
     "numapin, group 0 of 2, cache warm, against the same with topocache=off|-agentpath:$agent=groups=2,group=0,topocache=off|-agentpath:$agent=groups=2,group=0,$warm"
@@ -102,6 +103,7 @@ run() {
     [ -z "$1" ] || IFS=';' read -ra words <<<"$1"
     for w in "${words[@]}"; do
         case "$w" in
+            '') ;;
             numactl=*) IFS=',' read -ra pre <<<"${w#numactl=}"; pre=(numactl "${pre[@]}") ;;
             *) ap+=("$w") ;;
         esac
@@ -171,12 +173,12 @@ echo "control is not. The topology cache (\`topocache=\`) is in a directory of"
 echo "the run's own: warm, a current file every JVM but the first reads"
 echo "(their log: cache=$warm_note); cold, emptied before each JVM, which"
 echo "discovers the machine and writes the file (cache=$cold_note)."
-echo "Group 0 of 3 is CPU $g3_cpus here: a JVM on fewer CPUs starts"
-echo "differently whoever places it, so its start-up is also compared with"
-echo "the same JVM that numactl places there (\`numactl --physcpubind=$g3_cpus"
-echo "--preferred=$g3_node\`, the way whole-process tools place a JVM), both"
-echo "started with the flags \`numapin plan --java-flags\` gives the group"
-echo "(\`$g3_flags\`, as numapin's advice asks; a JVM that numactl places"
+echo "Group 0 of 3 has CPUs $g3_cpus here. A JVM on fewer CPUs than the"
+echo "machine starts differently whoever places it, so its start-up is also"
+echo "compared with the same JVM that numactl places there (\`numactl"
+echo "--physcpubind=$g3_cpus --preferred=$g3_node\`, the way whole-process tools"
+echo "place a JVM), both started with the flags \`numapin plan --java-flags\`"
+echo "gives the group (\`$g3_flags\`, as numapin's advice asks; a JVM that numactl places"
 echo "sizes itself to its CPUs anyway)."
 echo
 # numapin against no agent (placed by numactl or not) is judged on the
