@@ -278,24 +278,49 @@ static void *rescan_main(void *arg)
     return NULL;
 }
 
+/* java.lang.Thread, from one of its objects: the class of its chain just
+ * below Object, for Thread extends Object.  JNI's FindClass, called with
+ * no Java frame, would ask the system class loader, running Java code for
+ * some 60 µs at VMInit. */
+static jclass thread_class_of(JNIEnv *jni, jthread thread)
+{
+    jclass c = (*jni)->GetObjectClass(jni, thread);
+    while (c != NULL) {
+        jclass super = (*jni)->GetSuperclass(jni, c);
+        jclass above = super != NULL ? (*jni)->GetSuperclass(jni, super) : NULL;
+        if (above == NULL) {
+            if (super != NULL)
+                (*jni)->DeleteLocalRef(jni, super);
+            return c;
+        }
+        (*jni)->DeleteLocalRef(jni, above);
+        (*jni)->DeleteLocalRef(jni, c);
+        c = super;
+    }
+    return NULL;
+}
+
 /* Finds Thread.eetop and HotSpot's tables; starts the rescan thread when
  * rescan= is not 0 (without Thread.eetop it only checks the cpuset and
  * drift).  Live phase only. */
 static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
 {
-    jclass thread_class = (*jni)->FindClass(jni, "java/lang/Thread");
+    jthread self = NULL;
+    if ((*jvmti)->GetCurrentThread(jvmti, &self) != JVMTI_ERROR_NONE)
+        self = NULL;
+    jclass thread_class = self != NULL ? thread_class_of(jni, self) : NULL;
     if (thread_class != NULL)
         eetop = (*jni)->GetFieldID(jni, thread_class, "eetop", "J");
     if ((*jni)->ExceptionCheck(jni)) {
         (*jni)->ExceptionClear(jni);
         eetop = NULL;
     }
-    jthread self = NULL;
-    if (eetop != NULL && (*jvmti)->GetCurrentThread(jvmti, &self) == JVMTI_ERROR_NONE && self != NULL) {
-        if (os_tid_unlocked(self, jni) == (pid_t)syscall(SYS_gettid))
-            atomic_store_explicit(&tid_from_hotspot, 1, memory_order_release);
+    if (eetop != NULL && os_tid_unlocked(self, jni) == (pid_t)syscall(SYS_gettid))
+        atomic_store_explicit(&tid_from_hotspot, 1, memory_order_release);
+    if (thread_class != NULL)
+        (*jni)->DeleteLocalRef(jni, thread_class);
+    if (self != NULL)
         (*jni)->DeleteLocalRef(jni, self);
-    }
     if (agent->opt.rescan_ms == 0)
         return;
     jvmtiError e = (*jvmti)->CreateRawMonitor(jvmti, "numapin rescan", &rescan_monitor);
@@ -310,11 +335,22 @@ static void start_rescan(jvmtiEnv *jvmti, JNIEnv *jni)
                "drift and cpuset changes are not followed", strerror(pe), np_errno_name(pe));
 }
 
+/* HotSpot's tables (np_hotspot_init), looked for once: at load, or at
+ * attach.  `addr_in_libjvm`: any function of the JNI or invocation table,
+ * which live in libjvm.so.  Called from Agent_OnLoad, VMInit and
+ * Agent_OnAttach, never two at once. */
+static bool hotspot(const void *addr_in_libjvm)
+{
+    static int found = -1;
+    if (found < 0)
+        found = np_hotspot_init(addr_in_libjvm) == 0;
+    return found;
+}
+
 static void read_flags(JNIEnv *jni)
 {
-    /* Any function of the JNI table lives in libjvm.so. */
     struct np_jvm_facts f = {-1, -1, -1, -1, -1};
-    if (np_hotspot_init((const void *)(*jni)->GetVersion) == 0) {
+    if (hotspot((const void *)(*jni)->GetVersion)) {
         bool b;
         f.use_numa = np_hotspot_bool("UseNUMA", &b) == 0 ? b : -1;
         f.parallel_gc_threads = flag_uint("ParallelGCThreads");
@@ -355,19 +391,19 @@ static long long flag_size(const char *name)
 static enum np_status numa_at_load(JavaVM *vm)
 {
     struct np_numa_flags f = {-1, -1, -1};
-    int hotspot = np_hotspot_init((const void *)(*vm)->GetEnv) == 0;
+    bool found = hotspot((const void *)(*vm)->GetEnv);
     bool b;
     int origin;
-    if (hotspot && np_hotspot_bool("UseNUMA", &b) == 0)
+    if (found && np_hotspot_bool("UseNUMA", &b) == 0)
         f.use_numa = b;
-    if (hotspot && np_hotspot_bool("UseNUMAInterleaving", &b) == 0)
+    if (found && np_hotspot_bool("UseNUMAInterleaving", &b) == 0)
         f.interleaving = b;
-    if (hotspot && np_hotspot_origin("UseNUMAInterleaving", &origin) == 0)
+    if (found && np_hotspot_origin("UseNUMAInterleaving", &origin) == 0)
         f.interleaving_ergonomic = origin == NP_HOTSPOT_ERGONOMIC;
-    np_agent_use_numa_at_load(agent, &f, hotspot ? set_flag_false : NULL);
+    np_agent_use_numa_at_load(agent, &f, found ? set_flag_false : NULL);
 
     struct np_heap_flags h = {-1, -1, -1, -1, -1, -1, -1, -1, -1, NULL};
-    if (hotspot) {
+    if (found) {
         h.large_pages = flag_bool("UseLargePages");
         h.thp = flag_bool("UseTransparentHugePages");
         h.shm = flag_bool("UseSHM"); /* JDK 17 has it, JDK 25 not */
